@@ -1,0 +1,35 @@
+// streamlike/error.hpp: the exception for failed CUDA calls.
+#ifndef STREAMLIKE_ERROR_HPP
+#define STREAMLIKE_ERROR_HPP
+
+#include <cuda_runtime_api.h>
+
+#include <stdexcept>
+#include <string_view>
+
+namespace streamlike {
+
+/// A CUDA call failed. what() names the operation, the CUDA error's name and its text, e.g.
+/// "streamlike: cudaStreamCreateWithPriority failed: cudaErrorNoDevice (no CUDA-capable device is detected)".
+class error : public std::runtime_error {
+public:
+  error(cudaError_t code, std::string_view operation);
+
+  [[nodiscard]] cudaError_t code() const noexcept { return code_; }
+
+private:
+  cudaError_t code_;
+};
+
+namespace detail {
+/// Throws streamlike::error; out of line, so the cold path stays out of its callers.
+[[noreturn]] void throw_error(cudaError_t code, std::string_view operation);
+
+inline void throw_if_error(cudaError_t code, std::string_view operation) {
+  if (code != cudaSuccess) [[unlikely]] throw_error(code, operation);
+}
+} // namespace detail
+
+} // namespace streamlike
+
+#endif // STREAMLIKE_ERROR_HPP

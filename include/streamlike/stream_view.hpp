@@ -1,0 +1,83 @@
+// streamlike/stream_view.hpp: the non-owning view of a CUDA stream.
+//
+// Exactly one cudaStream_t in size, trivially copyable, passed in a register. It converts
+// implicitly from and to cudaStream_t and cuda::stream_ref, so it drops into any API that takes
+// either. Like cuda::stream_ref it cannot be made from `0`, `nullptr` or any integer (an integer
+// is not a stream: see stream_encodings.hpp for the named decoders), and unlike CCCL 3.0's
+// stream_ref it has no default constructor (CCCL deprecated its own, NVIDIA/cccl#5310): the
+// default streams are named.
+//
+// A view never keeps its stream alive. It is valid while whoever owns the stream keeps it.
+#ifndef STREAMLIKE_STREAM_VIEW_HPP
+#define STREAMLIKE_STREAM_VIEW_HPP
+
+#include <streamlike/config.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <functional>
+
+namespace streamlike {
+
+class stream_view {
+public:
+  using value_type = cudaStream_t;
+
+  // No "default stream" by accident: say which one with legacy_default() or per_thread_default().
+  stream_view() = delete;
+
+  constexpr stream_view(cudaStream_t handle) noexcept : handle_(handle) {}
+  constexpr stream_view(cuda::stream_ref ref) noexcept : handle_(ref.get()) {}
+
+  // An integer is not a stream (`stream_view{0}` is the classic bug). Decode integers with the
+  // named functions of stream_encodings.hpp, which say which convention they follow.
+  template <class Integer>
+    requires std::integral<Integer>
+  stream_view(Integer) = delete;
+  stream_view(std::nullptr_t) = delete;
+
+  /// The CUDA legacy default stream (cudaStreamLegacy): synchronizes with all blocking streams.
+  [[nodiscard]] static stream_view legacy_default() noexcept { return stream_view{cudaStreamLegacy}; }
+  /// The calling host thread's default stream (cudaStreamPerThread).
+  [[nodiscard]] static stream_view per_thread_default() noexcept { return stream_view{cudaStreamPerThread}; }
+
+  [[nodiscard]] constexpr cudaStream_t get() const noexcept { return handle_; }
+  constexpr operator cudaStream_t() const noexcept { return handle_; }
+  constexpr operator cuda::stream_ref() const noexcept { return cuda::stream_ref{handle_}; }
+
+  /// True for the three handles that name a default stream: 0, cudaStreamLegacy and
+  /// cudaStreamPerThread. Which stream `0` means depends on the translation unit that looks at
+  /// it: ask is_legacy_default()/is_per_thread_default() of default_stream.hpp.
+  [[nodiscard]] bool is_default() const noexcept {
+    return handle_ == cudaStream_t{} || handle_ == cudaStreamLegacy || handle_ == cudaStreamPerThread;
+  }
+
+  // Equality compares handles, as cuda::stream_ref does: `0` and cudaStreamLegacy compare unequal
+  // even where they name the same stream (resolve_default() first to compare what they mean).
+  [[nodiscard]] friend constexpr bool operator==(stream_view, stream_view) noexcept = default;
+  // Exact overloads so that comparing with either handle type is not ambiguous with the
+  // built-in pointer comparison or with cuda::stream_ref's own operator==.
+  [[nodiscard]] friend constexpr bool operator==(stream_view lhs, cudaStream_t rhs) noexcept {
+    return lhs.handle_ == rhs;
+  }
+  [[nodiscard]] friend constexpr bool operator==(stream_view lhs, cuda::stream_ref rhs) noexcept {
+    return lhs.handle_ == rhs.get();
+  }
+
+private:
+  cudaStream_t handle_;
+};
+
+static_assert(sizeof(stream_view) == sizeof(cudaStream_t));
+static_assert(std::is_trivially_copyable_v<stream_view>);
+
+} // namespace streamlike
+
+template <>
+struct std::hash<streamlike::stream_view> {
+  [[nodiscard]] std::size_t operator()(streamlike::stream_view view) const noexcept {
+    return std::hash<cudaStream_t>{}(view.get());
+  }
+};
+
+#endif // STREAMLIKE_STREAM_VIEW_HPP

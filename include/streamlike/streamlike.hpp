@@ -1,0 +1,16 @@
+// streamlike/streamlike.hpp: the whole core vocabulary. Adapters (streamlike/adapters/) and the
+// Python casters (streamlike/python/) are opt-in and included on their own.
+#ifndef STREAMLIKE_STREAMLIKE_HPP
+#define STREAMLIKE_STREAMLIKE_HPP
+
+#include <streamlike/config.hpp>
+#include <streamlike/default_stream.hpp>
+#include <streamlike/enable_stream_owner.hpp>
+#include <streamlike/error.hpp>
+#include <streamlike/get_stream.hpp>
+#include <streamlike/stream_encodings.hpp>
+#include <streamlike/stream_like.hpp>
+#include <streamlike/stream_view.hpp>
+#include <streamlike/tag_invoke.hpp>
+
+#endif // STREAMLIKE_STREAMLIKE_HPP

@@ -1,0 +1,26 @@
+#include <streamlike/error.hpp>
+
+#include <string>
+
+namespace streamlike {
+namespace {
+
+std::string describe(cudaError_t code, std::string_view operation) {
+  // cudaGetErrorName/String only read static tables; they are safe without a driver.
+  std::string text = "streamlike: ";
+  text.append(operation);
+  text += " failed: ";
+  text += cudaGetErrorName(code);
+  text += " (";
+  text += cudaGetErrorString(code);
+  text += ")";
+  return text;
+}
+
+} // namespace
+
+error::error(cudaError_t code, std::string_view operation) : std::runtime_error(describe(code, operation)), code_(code) {}
+
+void detail::throw_error(cudaError_t code, std::string_view operation) { throw error(code, operation); }
+
+} // namespace streamlike
