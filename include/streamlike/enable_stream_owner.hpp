@@ -19,6 +19,13 @@ template <>
 inline constexpr bool enable_stream_owner<cuda::stream> = true;
 #endif
 
+namespace detail {
+/// get_stream refuses a temporary of T: true for owners, and for shared_stream, whose temporary
+/// may hold the last reference.
+template <class T>
+inline constexpr bool view_dangles_from_temporary = enable_stream_owner<T>;
+} // namespace detail
+
 } // namespace streamlike
 
 #endif // STREAMLIKE_ENABLE_STREAM_OWNER_HPP

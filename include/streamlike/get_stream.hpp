@@ -15,8 +15,9 @@
 // Never a route: integers, bool, nullptr and void*. An integer becomes a view only through the
 // named decoders of stream_encodings.hpp.
 //
-// Lifetime: an rvalue of a stream-owning type (enable_stream_owner) is refused, because the view
-// would dangle as soon as the temporary dies; export_stream moves such an owner instead.
+// Lifetime: an rvalue of a stream-owning type (enable_stream_owner) or of shared_stream is
+// refused, because the view would dangle as soon as the temporary dies; export_stream moves
+// such an owner instead.
 //
 // get_stream is noexcept exactly when the chosen route is. Where no route applies the call does
 // not compile, and a static_assert says why and what to do.
@@ -104,7 +105,7 @@ enum class route {
 template <class T>
 consteval route choose() {
   using U = std::remove_cvref_t<T>;
-  if constexpr (enable_stream_owner<U> && !std::is_lvalue_reference_v<T>) {
+  if constexpr (view_dangles_from_temporary<U> && !std::is_lvalue_reference_v<T>) {
     return route::rvalue_owner;
   } else if constexpr (never_a_stream<U>) {
     return route::never_a_stream;
@@ -188,10 +189,9 @@ struct get_stream_t {
     namespace routes = detail::get_stream_routes;
     constexpr routes::route chosen = routes::route_of<T>;
     static_assert(chosen != routes::route::rvalue_owner,
-                  "streamlike::get_stream: this argument is a temporary that owns its stream "
-                  "(enable_stream_owner is true), so the view would dangle when it dies. Keep the owner in a "
-                  "variable and view that, or call streamlike::export_stream(std::move(owner)) to move it into a "
-                  "shared_stream.");
+                  "streamlike::get_stream: this argument is a temporary that owns (or shares) its stream, "
+                  "so the view would dangle when it dies. Keep the owner in a variable and view that, or call "
+                  "streamlike::export_stream(std::move(owner)) to move it into a shared_stream.");
     static_assert(chosen != routes::route::never_a_stream,
                   "streamlike::get_stream: an integer, bool, nullptr or void* is not a stream; which stream 0, 1 "
                   "or 2 means depends on the convention it was written in. Decode integers with a named function "

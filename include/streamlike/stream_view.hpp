@@ -52,6 +52,28 @@ public:
     return handle_ == cudaStream_t{} || handle_ == cudaStreamLegacy || handle_ == cudaStreamPerThread;
   }
 
+  // Queries, each a CUDA call that throws streamlike::error (naming the CUDA error and the
+  // query) on failure. They run in the compiled library, which reads the handle 0 as the legacy
+  // default stream: in a translation unit built for per-thread default streams, pass
+  // resolve_default(view) (default_stream.hpp). The default streams answer for the current device.
+
+  /// The device the stream belongs to (cudaStreamGetDevice).
+  [[nodiscard]] int device() const;
+  /// A process-unique id (cudaStreamGetId): handles are reused after destruction, ids are not.
+  [[nodiscard]] unsigned long long id() const;
+  /// cudaStreamDefault or cudaStreamNonBlocking.
+  [[nodiscard]] unsigned int flags() const;
+  [[nodiscard]] int priority() const;
+  /// True once all work queued so far has completed (cudaStreamQuery).
+  [[nodiscard]] bool is_done() const;
+  /// Blocks the calling thread until all work queued so far has completed.
+  void sync() const;
+  /// Work queued on this stream from now on waits for `event` (cudaStreamWaitEvent).
+  void wait(cudaEvent_t event) const;
+  /// Work queued on this stream from now on waits for the work already queued on `producer`,
+  /// also across devices; a no-op when both are the same stream. Uses a cached event (ordering.hpp).
+  void wait(stream_view producer) const;
+
   // Equality compares handles, as cuda::stream_ref does: `0` and cudaStreamLegacy compare unequal
   // even where they name the same stream (resolve_default() first to compare what they mean).
   [[nodiscard]] friend constexpr bool operator==(stream_view, stream_view) noexcept = default;

@@ -5,12 +5,21 @@
 
 #include <streamlike/config.hpp>
 #include <streamlike/default_stream.hpp>
+#include <streamlike/device_guard.hpp>
 #include <streamlike/enable_stream_owner.hpp>
 #include <streamlike/error.hpp>
+#include <streamlike/event.hpp>
+#include <streamlike/export_stream.hpp>
 #include <streamlike/get_stream.hpp>
+#include <streamlike/ordering.hpp>
+#include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_encodings.hpp>
 #include <streamlike/stream_like.hpp>
+#include <streamlike/stream_options.hpp>
+#include <streamlike/stream_owner.hpp>
+#include <streamlike/stream_pool.hpp>
 #include <streamlike/stream_view.hpp>
 #include <streamlike/tag_invoke.hpp>
+#include <streamlike/unique_stream.hpp>
 
 #endif // STREAMLIKE_STREAMLIKE_HPP

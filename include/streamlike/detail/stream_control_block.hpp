@@ -1,0 +1,82 @@
+// streamlike/detail/stream_control_block.hpp: the refcounted block behind shared_stream.
+//
+// One block per owned stream. The count is atomic; a copy is one relaxed increment, a drop one
+// acquire-release decrement (as std::shared_ptr). What the last drop does depends on how the
+// stream came in (created, adopted, a moved-in owner, a keep-alive object, an immortal default
+// stream), so it is a virtual dispose().
+#ifndef STREAMLIKE_DETAIL_STREAM_CONTROL_BLOCK_HPP
+#define STREAMLIKE_DETAIL_STREAM_CONTROL_BLOCK_HPP
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <type_traits>
+#include <utility>
+
+namespace streamlike::detail {
+
+/// What a shared_stream caches when it is made. Default streams cache nothing: they answer for
+/// whichever device is current when asked.
+struct stream_facts {
+  bool cached = false;
+  int device = -1;
+  unsigned long long id = 0;
+  unsigned int flags = 0;
+  int priority = 0;
+  /// The driver's unique id of the stream's context (cuCtxGetId): tells a stream that died with
+  /// cudaDeviceReset from a live one at destruction time.
+  unsigned long long context_id = 0;
+};
+
+class stream_control_block {
+public:
+  stream_control_block(cudaStream_t handle, const stream_facts& facts) noexcept : handle_(handle), facts_(facts) {}
+  stream_control_block(const stream_control_block&) = delete;
+  stream_control_block& operator=(const stream_control_block&) = delete;
+
+  void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) dispose();
+  }
+  [[nodiscard]] long use_count() const noexcept { return refs_.load(std::memory_order_relaxed); }
+  [[nodiscard]] cudaStream_t handle() const noexcept { return handle_; }
+  [[nodiscard]] const stream_facts& facts() const noexcept { return facts_; }
+
+protected:
+  ~stream_control_block() = default;
+
+private:
+  /// Releases the stream (or whatever keeps it alive) and frees the block. Never throws.
+  virtual void dispose() noexcept = 0;
+
+  std::atomic<long> refs_{1};
+  cudaStream_t handle_;
+  stream_facts facts_;
+};
+
+/// Facts of a live stream, for a block that adopts or keeps alive a stream it did not create.
+/// Throws streamlike::error if the handle does not name a live stream.
+stream_facts query_stream_facts(cudaStream_t handle);
+
+/// A block that holds an object until the last reference drops: a moved-in stream owner, a
+/// std::shared_ptr, a Python reference. Destroying the object is what releases the stream.
+template <class Held>
+class holding_block final : public stream_control_block {
+  static_assert(std::is_nothrow_destructible_v<Held>,
+                "streamlike: an object that keeps a stream alive is destroyed when the last shared_stream "
+                "drops, inside a noexcept destructor; its destructor must not throw.");
+
+public:
+  holding_block(cudaStream_t handle, const stream_facts& facts, Held&& held)
+      : stream_control_block(handle, facts), held_(std::move(held)) {}
+
+  [[nodiscard]] Held& held() noexcept { return held_; }
+
+private:
+  void dispose() noexcept override { delete this; }
+  Held held_;
+};
+
+} // namespace streamlike::detail
+
+#endif // STREAMLIKE_DETAIL_STREAM_CONTROL_BLOCK_HPP

@@ -1,0 +1,30 @@
+// streamlike/device_guard.hpp: make a device current for a scope, restore the previous one after.
+#ifndef STREAMLIKE_DEVICE_GUARD_HPP
+#define STREAMLIKE_DEVICE_GUARD_HPP
+
+#include <streamlike/stream_view.hpp>
+
+namespace streamlike {
+
+/// Makes `device` (or a stream's device) current and restores the previously current device on
+/// destruction, also when an exception passes. Calls cudaSetDevice only when the device differs.
+/// The constructor throws streamlike::error if either call fails; the destructor never throws.
+class device_guard {
+public:
+  explicit device_guard(int device);
+  explicit device_guard(stream_view stream);
+  device_guard(const device_guard&) = delete;
+  device_guard& operator=(const device_guard&) = delete;
+  ~device_guard();
+
+  [[nodiscard]] int previous() const noexcept { return previous_; }
+  [[nodiscard]] int current() const noexcept { return current_; }
+
+private:
+  int previous_ = -1;
+  int current_ = -1;
+};
+
+} // namespace streamlike
+
+#endif // STREAMLIKE_DEVICE_GUARD_HPP

@@ -1,0 +1,26 @@
+// streamlike/ordering.hpp: make one stream wait for the work already queued on another.
+#ifndef STREAMLIKE_ORDERING_HPP
+#define STREAMLIKE_ORDERING_HPP
+
+#include <streamlike/get_stream.hpp>
+#include <streamlike/stream_like.hpp>
+#include <streamlike/stream_view.hpp>
+
+#include <utility>
+
+namespace streamlike {
+
+/// Work queued on `consumer` from now on waits for the work already queued on `producer`, also
+/// when they live on different devices; a no-op when both are the same stream. No event is
+/// created per call: each thread keeps one cudaEventDisableTiming event per device, recorded
+/// on the producer and waited on by the consumer (a wait captures the event's state when it is
+/// queued, so the event can be reused at once). Throws streamlike::error on CUDA failures.
+template <class Consumer, class Producer>
+  requires stream_like<Consumer> && stream_like<Producer>
+void wait(Consumer&& consumer, Producer&& producer) {
+  streamlike::get_stream(std::forward<Consumer>(consumer)).wait(streamlike::get_stream(std::forward<Producer>(producer)));
+}
+
+} // namespace streamlike
+
+#endif // STREAMLIKE_ORDERING_HPP

@@ -1,0 +1,166 @@
+// streamlike/shared_stream.hpp: the refcounted owning stream, a vocabulary type for "keep this
+// stream alive" across libraries (what NVIDIA/cccl#1447 asks for).
+//
+// Ways in, each a named function: create(options), adopt(handle), keep_alive(view, object),
+// from_owner(owner) (what export_stream(std::move(owner)) calls), and the immortal default
+// streams. A copy is one atomic increment and a move is free; the last reference releases the
+// stream on its own device and never throws, also at process exit and after cudaDeviceReset.
+//
+// Two pointers in size (handle and control block), like std::shared_ptr, so get_stream() reads
+// the handle without touching the block. A default-constructed or moved-from shared_stream is
+// empty: `if (s)` tells, and every query on it throws streamlike::error instead of crashing.
+#ifndef STREAMLIKE_SHARED_STREAM_HPP
+#define STREAMLIKE_SHARED_STREAM_HPP
+
+#include <streamlike/detail/stream_control_block.hpp>
+#include <streamlike/enable_stream_owner.hpp>
+#include <streamlike/error.hpp>
+#include <streamlike/get_stream.hpp>
+#include <streamlike/stream_like.hpp>
+#include <streamlike/stream_options.hpp>
+#include <streamlike/stream_view.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace streamlike {
+
+namespace detail {
+struct shared_stream_access;
+} // namespace detail
+
+class shared_stream {
+public:
+  /// Empty: owns nothing, views nothing.
+  constexpr shared_stream() noexcept = default;
+
+  shared_stream(const shared_stream& other) noexcept : handle_(other.handle_), block_(other.block_) {
+    if (block_ != nullptr) block_->retain();
+  }
+  shared_stream(shared_stream&& other) noexcept
+      : handle_(std::exchange(other.handle_, nullptr)), block_(std::exchange(other.block_, nullptr)) {}
+  shared_stream& operator=(const shared_stream& other) noexcept {
+    shared_stream(other).swap(*this);
+    return *this;
+  }
+  shared_stream& operator=(shared_stream&& other) noexcept {
+    shared_stream(std::move(other)).swap(*this);
+    return *this;
+  }
+  ~shared_stream() {
+    if (block_ != nullptr) block_->release();
+  }
+
+  /// A new stream, destroyed with the last reference. Throws streamlike::error if CUDA cannot
+  /// create it (no device, no driver), std::invalid_argument for a device ordinal or a priority
+  /// the machine does not have.
+  [[nodiscard]] static shared_stream create(const stream_options& options = {});
+
+  /// Takes ownership of a stream created elsewhere (cudaStreamCreate*): it is destroyed with
+  /// the last reference. The default streams cannot be owned (std::invalid_argument).
+  [[nodiscard]] static shared_stream adopt(cudaStream_t handle);
+
+  /// Views `view` and holds `object` until the last reference drops: any copyable or movable
+  /// object whose lifetime keeps the stream alive (a std::shared_ptr, a Python reference).
+  template <class T>
+  [[nodiscard]] static shared_stream keep_alive(stream_view view, T object);
+
+  /// Moves a stream owner in (enable_stream_owner<O>); it is destroyed with the last reference.
+  template <class Owner>
+    requires enable_stream_owner<std::remove_cvref_t<Owner>> && (!std::is_lvalue_reference_v<Owner>)
+  [[nodiscard]] static shared_stream from_owner(Owner&& owner);
+
+  /// The default streams: never destroyed.
+  [[nodiscard]] static shared_stream legacy_default() noexcept;
+  [[nodiscard]] static shared_stream per_thread_default() noexcept;
+
+  [[nodiscard]] explicit operator bool() const noexcept { return block_ != nullptr; }
+
+  /// The view; throws streamlike::error on an empty shared_stream.
+  [[nodiscard]] stream_view view() const {
+    if (block_ == nullptr) [[unlikely]] throw_empty("view");
+    return stream_view{handle_};
+  }
+  [[nodiscard]] cudaStream_t get() const { return view().get(); }
+
+  // The get_stream member route (also how CCCL's cuda::get_stream accepts a shared_stream).
+  // Only on lvalues: a temporary may hold the last reference, and its view would dangle.
+  [[nodiscard]] stream_view get_stream() const& { return view(); }
+  void get_stream() && = delete;
+
+  /// How many shared_streams share this stream; 0 when empty.
+  [[nodiscard]] long use_count() const noexcept { return block_ != nullptr ? block_->use_count() : 0; }
+
+  // Queries, cached when the shared_stream was made (default streams answer for the current
+  // device). Each throws streamlike::error on an empty shared_stream.
+  [[nodiscard]] int device() const;
+  [[nodiscard]] unsigned long long id() const;
+  [[nodiscard]] unsigned int flags() const;
+  [[nodiscard]] int priority() const;
+
+  void reset() noexcept { shared_stream().swap(*this); }
+  void swap(shared_stream& other) noexcept {
+    std::swap(handle_, other.handle_);
+    std::swap(block_, other.block_);
+  }
+  friend void swap(shared_stream& a, shared_stream& b) noexcept { a.swap(b); }
+
+  /// Equal when they view the same stream handle (two empty ones are equal).
+  [[nodiscard]] friend bool operator==(const shared_stream& a, const shared_stream& b) noexcept {
+    return a.handle_ == b.handle_ && (a.block_ == nullptr) == (b.block_ == nullptr);
+  }
+
+private:
+  friend struct detail::shared_stream_access;
+  // Adopts the block's initial reference.
+  explicit shared_stream(detail::stream_control_block* block) noexcept : handle_(block->handle()), block_(block) {}
+  [[noreturn]] static void throw_empty(const char* what);
+  [[nodiscard]] const detail::stream_facts& cached_facts(const char* what) const;
+
+  cudaStream_t handle_ = nullptr;
+  detail::stream_control_block* block_ = nullptr;
+};
+
+namespace detail {
+// A temporary shared_stream may hold the last reference: get_stream refuses it as it refuses
+// a temporary owner (see get_stream.hpp).
+template <>
+inline constexpr bool view_dangles_from_temporary<shared_stream> = true;
+
+/// The facts of `view` if it names a stream that can be cached (not a default stream).
+stream_facts facts_for_keep_alive(stream_view view);
+} // namespace detail
+
+template <class T>
+shared_stream shared_stream::keep_alive(stream_view view, T object) {
+  const detail::stream_facts facts = detail::facts_for_keep_alive(view); // before allocating: may throw
+  return shared_stream(new detail::holding_block<T>(view.get(), facts, std::move(object)));
+}
+
+template <class Owner>
+  requires enable_stream_owner<std::remove_cvref_t<Owner>> && (!std::is_lvalue_reference_v<Owner>)
+shared_stream shared_stream::from_owner(Owner&& owner) {
+  using held_type = std::remove_cvref_t<Owner>;
+  static_assert(stream_like<held_type&>,
+                "streamlike::shared_stream::from_owner: enable_stream_owner<T> is true but T is not stream_like: "
+                "give it a get_stream route (see get_stream.hpp).");
+  static_assert(std::is_move_constructible_v<held_type>,
+                "streamlike::shared_stream::from_owner: a stream owner is moved into the shared_stream, so it "
+                "must be move constructible.");
+  const stream_view view = streamlike::get_stream(owner); // owners keep their handle when moved
+  return keep_alive(view, held_type(std::move(owner)));
+}
+
+} // namespace streamlike
+
+template <>
+struct std::hash<streamlike::shared_stream> {
+  [[nodiscard]] std::size_t operator()(const streamlike::shared_stream& s) const noexcept {
+    return s ? std::hash<streamlike::stream_view>{}(s.view()) : 0;
+  }
+};
+
+#endif // STREAMLIKE_SHARED_STREAM_HPP

@@ -1,0 +1,48 @@
+// streamlike/stream_pool.hpp: a fixed set of streams on one device, handed out round-robin.
+//
+// As RMM's cuda_stream_pool (16 streams by default), but handing out shared_streams, so a
+// stream taken from the pool stays valid even if the pool dies first. Thread-safe: get() is
+// one atomic increment and one shared_stream copy.
+#ifndef STREAMLIKE_STREAM_POOL_HPP
+#define STREAMLIKE_STREAM_POOL_HPP
+
+#include <streamlike/shared_stream.hpp>
+#include <streamlike/stream_options.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <vector>
+
+namespace streamlike {
+
+class stream_pool {
+public:
+  static constexpr std::size_t default_size = 16;
+
+  /// Creates `size` streams with `options` (all on options.device, or the current device).
+  /// size 0 is refused with std::invalid_argument; CUDA failures throw streamlike::error.
+  explicit stream_pool(std::size_t size = default_size, const stream_options& options = {});
+  explicit stream_pool(const stream_options& options) : stream_pool(default_size, options) {}
+
+  stream_pool(const stream_pool&) = delete;
+  stream_pool& operator=(const stream_pool&) = delete;
+
+  /// The next stream, round-robin.
+  [[nodiscard]] shared_stream get() noexcept {
+    return streams_[next_.fetch_add(1, std::memory_order_relaxed) % streams_.size()];
+  }
+  /// The stream at `index % size()`, for callers that want a stable choice.
+  [[nodiscard]] const shared_stream& at(std::size_t index) const noexcept { return streams_[index % streams_.size()]; }
+
+  [[nodiscard]] std::size_t size() const noexcept { return streams_.size(); }
+  [[nodiscard]] int device() const noexcept { return device_; }
+
+private:
+  std::vector<shared_stream> streams_;
+  int device_ = -1;
+  std::atomic<std::size_t> next_{0};
+};
+
+} // namespace streamlike
+
+#endif // STREAMLIKE_STREAM_POOL_HPP

@@ -1,0 +1,38 @@
+// The few CUDA driver functions streamlike needs, fetched through cudart's entry-point query so
+// that libstreamlike does not link libcuda (absent on machines without a driver, where the
+// library must still load and report errors).
+#ifndef STREAMLIKE_SRC_DRIVER_ENTRY_POINTS_HPP
+#define STREAMLIKE_SRC_DRIVER_ENTRY_POINTS_HPP
+
+#include <cuda.h> // types only
+#include <cuda_runtime_api.h>
+
+namespace streamlike::detail::driver {
+
+struct entry_points {
+  CUresult (*stream_get_ctx)(CUstream, CUcontext*) = nullptr;
+  CUresult (*ctx_get_id)(CUcontext, unsigned long long*) = nullptr;
+  CUresult (*ctx_get_device)(CUdevice*) = nullptr;
+  CUresult (*ctx_push_current)(CUcontext) = nullptr;
+  CUresult (*ctx_pop_current)(CUcontext*) = nullptr;
+  CUresult (*primary_ctx_get_state)(CUdevice, unsigned int*, int*) = nullptr;
+  CUresult (*primary_ctx_retain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*primary_ctx_release)(CUdevice) = nullptr;
+
+  [[nodiscard]] bool complete() const noexcept {
+    return stream_get_ctx && ctx_get_id && ctx_get_device && ctx_push_current && ctx_pop_current &&
+           primary_ctx_get_state && primary_ctx_retain && primary_ctx_release;
+  }
+};
+
+/// Resolved once, on first use; members stay null where the driver is missing.
+const entry_points& get() noexcept;
+
+/// The unique id (cuCtxGetId) of `device`'s primary context if it is active, else 0. A value
+/// recorded earlier that differs means the device was reset in between, and every stream and
+/// event of the old context died with it.
+unsigned long long primary_context_id(int device) noexcept;
+
+} // namespace streamlike::detail::driver
+
+#endif // STREAMLIKE_SRC_DRIVER_ENTRY_POINTS_HPP
