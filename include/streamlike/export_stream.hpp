@@ -47,8 +47,8 @@ enum class route { tag_invoke, member, shared, shared_ptr, owner, lvalue_owner, 
 template <class T>
 consteval route choose() {
   using U = std::remove_cvref_t<T>;
-  if constexpr (tag_invocable<export_stream_t, T>) {
-    return std::same_as<tag_invoke_result_t<export_stream_t, T>, shared_stream> ? route::tag_invoke : route::none;
+  if constexpr (tag_invocable<const export_stream_t&, T>) {
+    return std::same_as<tag_invoke_result_t<const export_stream_t&, T>, shared_stream> ? route::tag_invoke : route::none;
   } else if constexpr (member_export<T>) {
     return route::member;
   } else if constexpr (std::same_as<U, shared_stream>) {

@@ -109,8 +109,8 @@ consteval route choose() {
     return route::rvalue_owner;
   } else if constexpr (never_a_stream<U>) {
     return route::never_a_stream;
-  } else if constexpr (tag_invocable<get_stream_t, T>) {
-    if constexpr (handle<tag_invoke_result_t<get_stream_t, T>>) {
+  } else if constexpr (tag_invocable<const get_stream_t&, T>) { // the tag as the call passes it: *this
+    if constexpr (handle<tag_invoke_result_t<const get_stream_t&, T>>) {
       return route::tag_invoke;
     } else {
       return route::tag_invoke_returns_no_handle;
@@ -138,7 +138,7 @@ template <class T, route R = route_of<T>>
 inline constexpr bool nothrow = false;
 template <class T>
 inline constexpr bool nothrow<T, route::tag_invoke> =
-    nothrow_tag_invocable<get_stream_t, T> && nothrow_handle<tag_invoke_result_t<get_stream_t, T>>;
+    nothrow_tag_invocable<const get_stream_t&, T> && nothrow_handle<tag_invoke_result_t<const get_stream_t&, T>>;
 template <class T>
 inline constexpr bool nothrow<T, route::handle> = nothrow_handle<T>;
 template <class T>

@@ -85,6 +85,11 @@ public:
   [[nodiscard]] friend constexpr bool operator==(stream_view lhs, cuda::stream_ref rhs) noexcept {
     return lhs.handle_ == rhs.get();
   }
+  // `view == 0` would compare with the ambiguous handle 0 (cuda::stream_ref refuses it too).
+  template <class Integer>
+    requires std::integral<Integer>
+  friend bool operator==(stream_view, Integer) = delete;
+  friend bool operator==(stream_view, std::nullptr_t) = delete;
 
 private:
   cudaStream_t handle_;

@@ -1,0 +1,174 @@
+// Tests for streamlike/stream_view.hpp: layout, construction rules, conversions, the named default
+// streams, equality and hashing. Nothing here touches the CUDA driver.
+#include <streamlike/stream_view.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <functional>
+#include <type_traits>
+#include <unordered_set>
+
+using streamlike::stream_view;
+
+namespace {
+
+// Fake handles: distinct non-null addresses that no default stream uses. Never dereferenced.
+cudaStream_t fake_handle(std::uintptr_t address) { return reinterpret_cast<cudaStream_t>(address); }
+
+} // namespace
+
+TEST_CASE("stream_view is exactly one handle, trivially copyable") {
+  static_assert(sizeof(stream_view) == sizeof(cudaStream_t));
+  static_assert(alignof(stream_view) == alignof(cudaStream_t));
+  static_assert(std::is_trivially_copyable_v<stream_view>);
+  static_assert(std::is_trivially_destructible_v<stream_view>);
+  static_assert(std::is_nothrow_copy_constructible_v<stream_view>);
+  static_assert(std::is_same_v<stream_view::value_type, cudaStream_t>);
+}
+
+TEST_CASE("stream_view has no default constructor") {
+  // The default streams are named: legacy_default() / per_thread_default().
+  static_assert(!std::is_default_constructible_v<stream_view>);
+}
+
+TEST_CASE("stream_view cannot be made from an integer, bool, nullptr or void*") {
+  static_assert(!std::is_constructible_v<stream_view, int>);
+  static_assert(!std::is_constructible_v<stream_view, long>);
+  static_assert(!std::is_constructible_v<stream_view, unsigned long long>);
+  static_assert(!std::is_constructible_v<stream_view, std::uintptr_t>);
+  static_assert(!std::is_constructible_v<stream_view, bool>);
+  static_assert(!std::is_constructible_v<stream_view, char>);
+  static_assert(!std::is_constructible_v<stream_view, std::nullptr_t>);
+  static_assert(!std::is_constructible_v<stream_view, void*>);
+  static_assert(!std::is_convertible_v<int, stream_view>);
+  static_assert(!std::is_convertible_v<std::nullptr_t, stream_view>);
+}
+
+TEST_CASE("stream_view converts implicitly from and to cudaStream_t") {
+  static_assert(std::is_nothrow_convertible_v<cudaStream_t, stream_view>);
+  static_assert(std::is_nothrow_convertible_v<stream_view, cudaStream_t>);
+
+  const cudaStream_t handle = fake_handle(0x1000);
+  const stream_view view = handle; // implicit in
+  const cudaStream_t back = view;  // implicit out
+  CHECK(view.get() == handle);
+  CHECK(back == handle);
+}
+
+TEST_CASE("stream_view converts implicitly from and to cuda::stream_ref") {
+  static_assert(std::is_nothrow_convertible_v<cuda::stream_ref, stream_view>);
+  static_assert(std::is_nothrow_convertible_v<stream_view, cuda::stream_ref>);
+
+  const cudaStream_t handle = fake_handle(0x2000);
+  const cuda::stream_ref ref{handle};
+  const stream_view view = ref;          // implicit in
+  const cuda::stream_ref ref_back = view; // implicit out
+  CHECK(view.get() == handle);
+  CHECK(ref_back.get() == handle);
+
+  // Round trip handle -> view -> ref -> view -> handle keeps the handle.
+  const stream_view again = static_cast<cuda::stream_ref>(stream_view{handle});
+  CHECK(static_cast<cudaStream_t>(again) == handle);
+}
+
+TEST_CASE("stream_view is constexpr from a null cudaStream_t") {
+  constexpr stream_view view{cudaStream_t{}};
+  static_assert(view.get() == cudaStream_t{});
+  static_assert(view == cudaStream_t{});
+  static_assert(view == stream_view{cudaStream_t{}});
+  constexpr cudaStream_t back = view;
+  static_assert(back == nullptr);
+  constexpr cuda::stream_ref ref = view;
+  static_assert(ref.get() == nullptr);
+  constexpr stream_view from_ref = cuda::stream_ref{cudaStream_t{}};
+  static_assert(from_ref == view);
+  static_assert(from_ref == ref);
+}
+
+TEST_CASE("the named default streams are cudaStreamLegacy and cudaStreamPerThread") {
+  CHECK(stream_view::legacy_default().get() == cudaStreamLegacy);
+  CHECK(stream_view::per_thread_default().get() == cudaStreamPerThread);
+  CHECK(stream_view::legacy_default() != stream_view::per_thread_default());
+  static_assert(noexcept(stream_view::legacy_default()));
+  static_assert(noexcept(stream_view::per_thread_default()));
+}
+
+TEST_CASE("is_default is true for the handles 0, 1 and 2 only") {
+  CHECK(stream_view{cudaStream_t{}}.is_default());
+  CHECK(stream_view{cudaStreamLegacy}.is_default());
+  CHECK(stream_view{cudaStreamPerThread}.is_default());
+  CHECK(stream_view::legacy_default().is_default());
+  CHECK(stream_view::per_thread_default().is_default());
+  CHECK_FALSE(stream_view{fake_handle(3)}.is_default());
+  CHECK_FALSE(stream_view{fake_handle(0x1000)}.is_default());
+}
+
+TEST_CASE("== and != compare handles against stream_view, cudaStream_t and cuda::stream_ref") {
+  const cudaStream_t a = fake_handle(0x1000);
+  const cudaStream_t b = fake_handle(0x2000);
+  const stream_view va{a};
+  const stream_view vb{b};
+
+  SUBCASE("stream_view with stream_view") {
+    CHECK(va == stream_view{a});
+    CHECK_FALSE(va == vb);
+    CHECK(va != vb);
+    CHECK_FALSE(va != stream_view{a});
+  }
+  SUBCASE("stream_view with cudaStream_t, both sides") {
+    CHECK(va == a);
+    CHECK(a == va);
+    CHECK(va != b);
+    CHECK(b != va);
+    CHECK_FALSE(va == b);
+    CHECK_FALSE(b == va);
+    CHECK_FALSE(va != a);
+    CHECK_FALSE(a != va);
+  }
+  SUBCASE("stream_view with cuda::stream_ref, both sides") {
+    const cuda::stream_ref ra{a};
+    const cuda::stream_ref rb{b};
+    CHECK(va == ra);
+    CHECK(ra == va);
+    CHECK(va != rb);
+    CHECK(rb != va);
+    CHECK_FALSE(va == rb);
+    CHECK_FALSE(rb == va);
+    CHECK_FALSE(va != ra);
+    CHECK_FALSE(ra != va);
+  }
+  SUBCASE("handles are compared, not what they mean") {
+    // 0 and cudaStreamLegacy may name the same stream, but they are different handles.
+    CHECK(stream_view{cudaStream_t{}} != stream_view::legacy_default());
+  }
+  SUBCASE("comparisons are noexcept") {
+    static_assert(noexcept(va == vb));
+    static_assert(noexcept(va == a));
+    static_assert(noexcept(a == va));
+    static_assert(noexcept(va == cuda::stream_ref{a}));
+  }
+}
+
+TEST_CASE("std::hash<stream_view> hashes the handle") {
+  const std::hash<stream_view> hash;
+  const cudaStream_t a = fake_handle(0x1000);
+  CHECK(hash(stream_view{a}) == hash(stream_view{a}));
+  // Consistent with hashing the raw handle, so mixed containers agree.
+  CHECK(hash(stream_view{a}) == std::hash<cudaStream_t>{}(a));
+  static_assert(noexcept(hash(stream_view{a})));
+}
+
+TEST_CASE("stream_view works as a key of std::unordered_set") {
+  std::unordered_set<stream_view> set;
+  CHECK(set.insert(stream_view{fake_handle(0x1000)}).second);
+  CHECK(set.insert(stream_view{fake_handle(0x2000)}).second);
+  CHECK(set.insert(stream_view::legacy_default()).second);
+  CHECK(set.insert(stream_view::per_thread_default()).second);
+  // Equal views are one key.
+  CHECK_FALSE(set.insert(stream_view{fake_handle(0x1000)}).second);
+  CHECK_FALSE(set.insert(stream_view{cudaStreamLegacy}).second);
+  CHECK(set.size() == 4);
+  CHECK(set.count(stream_view{fake_handle(0x2000)}) == 1);
+  CHECK(set.count(stream_view{fake_handle(0x3000)}) == 0);
+}
