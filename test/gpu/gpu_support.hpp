@@ -1,0 +1,90 @@
+// Shared helpers of the gpu suite: kernels (compiled once, in gpu_support.cu), owners for the
+// CUDA resources a test makes, and the check that work queued through a view runs on a given
+// stream.
+#ifndef STREAMLIKE_TEST_GPU_SUPPORT_HPP
+#define STREAMLIKE_TEST_GPU_SUPPORT_HPP
+
+#include <streamlike/stream_view.hpp>
+
+#include <cuda_runtime_api.h>
+#include <doctest/doctest.h>
+
+#include <cstddef>
+
+// A CUDA call must succeed; on failure the message names the call and the error.
+#define GPU_REQUIRE_CUDA(expr)                                                                     \
+  do {                                                                                             \
+    const cudaError_t gpu_require_code_ = (expr);                                                  \
+    REQUIRE_MESSAGE(gpu_require_code_ == cudaSuccess, #expr " failed: ", cudaGetErrorName(gpu_require_code_)); \
+  } while (false)
+
+namespace gpu_test {
+
+// Launch wrappers; each returns the launch error (cudaGetLastError).
+cudaError_t launch_write(cudaStream_t stream, int* out, int value);       // *out = value, one thread
+cudaError_t launch_fill(cudaStream_t stream, int* out, int n, int value); // out[0..n) = value
+
+// A stream created for one test, destroyed with it. Non-blocking: it does not synchronize with
+// the legacy default stream, so only work queued on this very stream is ordered with it.
+class owned_stream {
+public:
+  owned_stream();
+  ~owned_stream();
+  owned_stream(const owned_stream&) = delete;
+  owned_stream& operator=(const owned_stream&) = delete;
+  [[nodiscard]] cudaStream_t get() const noexcept { return stream_; }
+
+private:
+  cudaStream_t stream_{};
+};
+
+// Pinned host memory mapped into the device, zeroed: kernels write it, and the host can watch
+// it while they run.
+class mapped_ints {
+public:
+  explicit mapped_ints(std::size_t n);
+  ~mapped_ints();
+  mapped_ints(const mapped_ints&) = delete;
+  mapped_ints& operator=(const mapped_ints&) = delete;
+  [[nodiscard]] int* device() const noexcept { return device_; }
+  [[nodiscard]] int read(std::size_t i) const noexcept; // a volatile read: sees the device's writes
+  void write(std::size_t i, int value) noexcept;       // a volatile write: the device sees it
+
+private:
+  int* host_ = nullptr;
+  int* device_ = nullptr;
+};
+
+// Holds back a stream: close(s) queues a kernel on s that spins until open() is called, so work
+// queued on s after it cannot run before open(). A closed gate opens by itself after 10 s
+// (timed_out() then says so), so a broken test fails instead of hanging. Destroying a gate opens
+// it and waits for its kernel.
+class gate {
+public:
+  gate();
+  ~gate();
+  gate(const gate&) = delete;
+  gate& operator=(const gate&) = delete;
+  [[nodiscard]] cudaError_t close(cudaStream_t stream);
+  void open() noexcept;
+  [[nodiscard]] bool timed_out() const noexcept;
+
+private:
+  mapped_ints state_{2}; // [0]: open, [1]: timed out
+  cudaStream_t closed_on_{};
+  bool closed_ = false;
+};
+
+// The check behind most tests: work queued through `view` runs on `owner`, after the work
+// already queued there. A gate is closed on `owner`; a kernel, a fill of device memory and a copy
+// back are then queued through `view`. While the gate is closed none of them may have run (work
+// on any other non-blocking stream would have finished within microseconds); after the gate
+// opens, cudaStreamSynchronize(view) must leave every value in place.
+void check_runs_on(cudaStream_t owner, streamlike::stream_view view);
+
+// cudaStreamGetId (CUDA 12+): unique across the process, unlike handles.
+[[nodiscard]] unsigned long long stream_id(cudaStream_t stream);
+
+} // namespace gpu_test
+
+#endif // STREAMLIKE_TEST_GPU_SUPPORT_HPP
