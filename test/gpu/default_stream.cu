@@ -9,23 +9,11 @@
 
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <thread>
 
 namespace {
 
 using gpu_test::stream_id;
-
-// Polls `done` until it holds or `limit` passes; true if it held.
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
 
 } // namespace
 
@@ -77,43 +65,6 @@ TEST_CASE("the per-thread TU's 0 is a different stream on each host thread; the 
   CHECK(worker_per_thread != main_per_thread);
   CHECK(worker_resolved == worker_per_thread);
   CHECK(worker_legacy == main_legacy);
-}
-
-TEST_CASE("a kernel launched on 0 runs on the stream resolve_default names, in each TU") {
-  // This thread's per-thread default stream is held by a gate. Then, from another thread:
-  //  - the per-thread TU's 0 is that thread's own per-thread stream, which does not wait for ours:
-  //    its kernel runs at once;
-  //  - the legacy TU's 0 is the legacy stream, which waits for every blocking stream, ours
-  //    included: its kernel is held.
-  // Had either TU read 0 the other way, the opposite would happen.
-  gpu_test::mapped_ints out{3};
-  gpu_test::gate g; // declared after `out`: destroyed (opened) first
-  GPU_REQUIRE_CUDA(g.close(cudaStreamPerThread));
-
-  cudaError_t worker_codes[2] = {};
-  std::thread([&] {
-    worker_codes[0] = per_thread_tu::launch_write_on_zero(out.device() + 0, 1);
-    worker_codes[1] = legacy_tu::launch_write_on_zero(out.device() + 1, 2);
-  }).join();
-  REQUIRE(worker_codes[0] == cudaSuccess);
-  REQUIRE(worker_codes[1] == cudaSuccess);
-  // On this thread, the per-thread TU's 0 is the held stream itself.
-  GPU_REQUIRE_CUDA(per_thread_tu::launch_write_on_zero(out.device() + 2, 3));
-
-  CHECK_MESSAGE(eventually([&] { return out.read(0) == 1; }, std::chrono::milliseconds(5000)),
-                "the per-thread TU's launch on 0 from another thread was held by this thread's stream");
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  CHECK_MESSAGE(out.read(1) == 0, "the legacy TU's launch on 0 did not wait for this thread's per-thread stream");
-  CHECK_MESSAGE(out.read(2) == 0, "the per-thread TU's launch on 0 on this thread was not behind the gate");
-  CHECK(cudaStreamQuery(legacy_tu::resolve_zero()) == cudaErrorNotReady);
-  CHECK(cudaStreamQuery(per_thread_tu::resolve_zero()) == cudaErrorNotReady);
-
-  g.open();
-  GPU_REQUIRE_CUDA(cudaStreamSynchronize(per_thread_tu::resolve_zero()));
-  GPU_REQUIRE_CUDA(cudaStreamSynchronize(legacy_tu::resolve_zero()));
-  CHECK_FALSE(g.timed_out());
-  CHECK(out.read(1) == 2);
-  CHECK(out.read(2) == 3);
 }
 
 TEST_CASE("this TU (legacy mode) agrees with the legacy copy") {

@@ -18,10 +18,6 @@ static_assert(!streamlike::default_stream_is_per_thread, "this copy must be comp
 #endif
 
 namespace STREAMLIKE_TEST_TU {
-namespace {
-__global__ void write_kernel(int* out, int value) { *out = value; }
-} // namespace
-
 bool default_stream_is_per_thread() { return streamlike::default_stream_is_per_thread; }
 
 cudaStream_t resolve_zero() { return streamlike::resolve_default(streamlike::stream_view{cudaStream_t{}}).get(); }
@@ -35,10 +31,5 @@ bool is_per_thread_default_zero() { return streamlike::is_per_thread_default(str
 // In the per-thread copy the runtime header maps cudaStreamGetId to its _ptsz variant, which
 // reads 0 as the per-thread default stream: this is the runtime's answer, not streamlike's.
 cudaError_t runtime_id_of_zero(unsigned long long* id) { return cudaStreamGetId(cudaStream_t{}, id); }
-
-cudaError_t launch_write_on_zero(int* out, int value) {
-  write_kernel<<<1, 1>>>(out, value); // no stream given: the stream 0 of this TU's mode
-  return cudaGetLastError();
-}
 
 } // namespace STREAMLIKE_TEST_TU

@@ -18,8 +18,6 @@
   bool is_per_thread_default_zero(); /* streamlike::is_per_thread_default(...) */                  \
   /* The runtime's own reading of 0 in this TU: cudaStreamGetId(0, id). */                        \
   cudaError_t runtime_id_of_zero(unsigned long long* id);                                          \
-  /* kernel<<<1, 1>>>: a launch on the stream 0 of this TU, writing value to *out. */              \
-  cudaError_t launch_write_on_zero(int* out, int value);                                           \
   }
 
 STREAMLIKE_TEST_DECLARE_TU(legacy_tu)
