@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Checks that one compile-fail source fails to compile, for the reason it names.
+
+Usage: check.py SOURCE -- COMPILER [ARGS...]
+       check.py --registered DIR NAME...   (every DIR/*.cpp is one of NAME...: none is forgotten)
+
+SOURCE carries one or more lines `// expected-error-re: REGEX` (each must match the compiler's
+diagnostics) and optionally `// unexpected-error-re: REGEX` (must not match), and wraps the
+offending statement in `#ifndef STREAMLIKE_COMPILE_FAIL_CONTROL ... #endif`. The source is
+compiled with -fsyntax-only twice:
+  1. as is: the compile must fail and every expected regex must match;
+  2. with -DSTREAMLIKE_COMPILE_FAIL_CONTROL: it must compile cleanly (with -Werror), which proves
+     that the failure comes from the guarded statement, not from a typo elsewhere.
+Exit status 0 on success, 1 on any mismatch (with the first 30 lines of diagnostics).
+"""
+import os
+import re
+import subprocess
+import sys
+
+CONTROL = "STREAMLIKE_COMPILE_FAIL_CONTROL"
+DIRECTIVE = re.compile(r"^\s*//\s*(expected|unexpected)-error-re:\s*(.*?)\s*$")
+SHOWN_LINES = 30
+
+
+def fail(name, why, output=None):
+    print(f"FAIL {name}: {why}")
+    if output is not None:
+        lines = output.splitlines()
+        shown = min(SHOWN_LINES, len(lines))
+        print(f"--- diagnostics ({shown} of {len(lines)} lines) ---")
+        print("\n".join(lines[:SHOWN_LINES]))
+        print("---")
+    sys.exit(1)
+
+
+def compile_source(command, source, extra):
+    # C locale: untranslated messages with ASCII quotes, so the regexes see what they were written for.
+    env = dict(os.environ, LC_ALL="C", LANG="C")
+    cmd = command + ["-fsyntax-only", "-fdiagnostics-color=never"] + extra + [source]
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=300)
+    except subprocess.TimeoutExpired:
+        return None, "compiler timed out after 300 s", cmd
+    return proc.returncode, proc.stdout, cmd
+
+
+def check_registered(folder, names):
+    # meson has no glob: a source missing from meson.build's list would silently never run.
+    on_disk = {os.path.splitext(f)[0] for f in os.listdir(folder) if f.endswith(".cpp")}
+    missing, stale = sorted(on_disk - set(names)), sorted(set(names) - on_disk)
+    if missing or stale:
+        print(f"FAIL compile-fail sources not in meson.build: {missing}; listed but absent: {stale}")
+        return 1
+    print(f"PASS all {len(on_disk)} compile-fail sources are registered")
+    return 0
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "--registered":
+        return check_registered(argv[2], argv[3:])
+    if "--" not in argv or argv.index("--") != 2 or len(argv) < 4:
+        print(__doc__)
+        return 2
+    source = argv[1]
+    command = argv[3:]
+    name = os.path.basename(source)
+
+    with open(source, encoding="utf-8") as f:
+        text = f.read()
+    expected, unexpected = [], []
+    for line in text.splitlines():
+        m = DIRECTIVE.match(line)
+        if m:
+            (expected if m.group(1) == "expected" else unexpected).append(re.compile(m.group(2)))
+    if not expected:
+        fail(name, "no `// expected-error-re: REGEX` line: say why this source must not compile")
+    if f"#ifndef {CONTROL}" not in text:
+        fail(name, f"the offending statement is not wrapped in `#ifndef {CONTROL}`")
+
+    rc, output, cmd = compile_source(command, source, [])
+    if rc is None:
+        fail(name, output)
+    if rc == 0:
+        fail(name, "compiled, but must not compile\n  command: " + " ".join(cmd), output)
+    for regex in expected:
+        if not regex.search(output):
+            fail(name, f"failed to compile, but not for the expected reason: no match for /{regex.pattern}/", output)
+    for regex in unexpected:
+        m = regex.search(output)
+        if m:
+            fail(name, f"failed to compile, but the diagnostics match the unexpected /{regex.pattern}/ "
+                 f"(at: {m.group(0)!r})", output)
+
+    rc, output, cmd = compile_source(command, source, [f"-D{CONTROL}", "-Werror"])
+    if rc is None:
+        fail(name, output)
+    if rc != 0:
+        fail(name, f"the control build (-D{CONTROL}) must compile cleanly but did not; the failure above "
+             "may come from some other line\n  command: " + " ".join(cmd), output)
+
+    print(f"PASS {name}: refused with " + ", ".join(f"/{r.pattern}/" for r in expected) +
+          f"; compiles with -D{CONTROL}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,23 @@
+// Promise: get_stream of an rvalue stream owner (enable_stream_owner<T> is true) does not compile,
+// because the view would dangle when the temporary dies; the message points to export_stream.
+// expected-error-re: view would dangle
+// expected-error-re: export_stream
+#include <streamlike/get_stream.hpp>
+
+namespace user {
+struct owner {
+  cudaStream_t handle{};
+  cudaStream_t get_stream() const noexcept { return handle; }
+};
+} // namespace user
+
+template <>
+inline constexpr bool streamlike::enable_stream_owner<user::owner> = true;
+
+void use() {
+  user::owner named;
+  (void)streamlike::get_stream(named); // viewing a named owner is fine
+#ifndef STREAMLIKE_COMPILE_FAIL_CONTROL
+  streamlike::get_stream(user::owner{});
+#endif
+}
