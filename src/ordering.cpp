@@ -6,6 +6,7 @@
 #include <streamlike/event.hpp>
 #include <streamlike/stream_view.hpp>
 
+#include <string>
 #include <vector>
 
 namespace streamlike {
@@ -66,7 +67,8 @@ bool context_lost(cudaError_t status) noexcept {
 
 void stream_view::wait(stream_view producer) const {
   if (producer.handle_ == handle_) return;
-  const int device = producer.device();
+  int device = -1;
+  detail::throw_if_error(cudaStreamGetDevice(producer.handle_, &device), "stream_view::wait: cudaStreamGetDevice");
   auto& cache = detail::this_thread_events();
   cudaError_t status = cudaEventRecord(cache.get(device), producer.handle_);
   if (detail::context_lost(status)) { // a stale cached event after cudaDeviceReset: retry once with a new one
@@ -96,11 +98,20 @@ event::~event() {
   if (handle_ != nullptr && cudaEventDestroy(handle_) != cudaSuccess) cudaGetLastError();
 }
 
+void event::require_handle(const char* what) const {
+  if (handle_ == nullptr) {
+    throw error(cudaErrorInvalidResourceHandle, std::string("event::") + what,
+                "the event is empty (default-constructed or moved-from); expected one made by event::create");
+  }
+}
+
 void event::record(stream_view stream) {
+  require_handle("record");
   detail::throw_if_error(cudaEventRecord(handle_, stream.get()), "event::record: cudaEventRecord");
 }
 
 bool event::is_done() const {
+  require_handle("is_done");
   const cudaError_t status = cudaEventQuery(handle_);
   if (status == cudaErrorNotReady) {
     cudaGetLastError();
@@ -110,9 +121,14 @@ bool event::is_done() const {
   return true;
 }
 
-void event::sync() const { detail::throw_if_error(cudaEventSynchronize(handle_), "event::sync: cudaEventSynchronize"); }
+void event::sync() const {
+  require_handle("sync");
+  detail::throw_if_error(cudaEventSynchronize(handle_), "event::sync: cudaEventSynchronize");
+}
 
 float elapsed_ms(const event& start, const event& stop) {
+  start.require_handle("elapsed_ms (start)");
+  stop.require_handle("elapsed_ms (stop)");
   float ms = 0.0f;
   detail::throw_if_error(cudaEventElapsedTime(&ms, start.handle_, stop.handle_), "elapsed_ms: cudaEventElapsedTime");
   return ms;

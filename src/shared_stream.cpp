@@ -4,9 +4,8 @@
 namespace streamlike {
 
 void shared_stream::throw_empty(const char* what) {
-  throw error(cudaErrorInvalidResourceHandle,
-              std::string("shared_stream::") + what +
-                  ": the shared_stream is empty (default-constructed or moved-from); expected one that holds a stream");
+  throw error(cudaErrorInvalidResourceHandle, std::string("shared_stream::") + what,
+              "the shared_stream is empty (default-constructed or moved-from); expected one that holds a stream");
 }
 
 const detail::stream_facts& shared_stream::cached_facts(const char* what) const {

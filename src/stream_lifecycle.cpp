@@ -168,7 +168,7 @@ shared_stream make_owned_shared(cudaStream_t handle, bool destroy_on_failure) {
     const stream_facts facts = query_stream_facts(handle);
     return shared_stream_access::make(new owned_stream_block(handle, facts));
   } catch (...) {
-    if (destroy_on_failure) destroy_on_device(handle, -1);
+    if (destroy_on_failure) destroy_stream(handle);
     throw;
   }
 }
@@ -211,9 +211,9 @@ unique_stream unique_stream::adopt(cudaStream_t handle) {
   return unique_stream(handle);
 }
 
-void unique_stream::throw_empty() {
-  throw error(cudaErrorInvalidResourceHandle, "unique_stream: the unique_stream is empty (default-constructed, "
-                                              "moved-from or released); expected one that owns a stream");
+void unique_stream::throw_empty(const char* what) {
+  throw error(cudaErrorInvalidResourceHandle, std::string("unique_stream::") + what,
+              "the unique_stream is empty (default-constructed, moved-from or released); expected one that owns a stream");
 }
 
 } // namespace streamlike

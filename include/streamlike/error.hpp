@@ -13,7 +13,11 @@ namespace streamlike {
 /// "streamlike: cudaStreamCreateWithPriority failed: cudaErrorNoDevice (no CUDA-capable device is detected)".
 class error : public std::runtime_error {
 public:
+  /// A CUDA call failed: "streamlike: <operation> failed: <name> (<text>)".
   error(cudaError_t code, std::string_view operation);
+  /// An operation refused before any CUDA call (e.g. on an empty shared_stream): "streamlike:
+  /// <operation>: <reason>". code() is the CUDA error closest in meaning.
+  error(cudaError_t code, std::string_view operation, std::string_view reason);
 
   [[nodiscard]] cudaError_t code() const noexcept { return code_; }
 

@@ -39,6 +39,8 @@ public:
   [[nodiscard]] explicit operator bool() const noexcept { return handle_ != nullptr; }
   [[nodiscard]] cudaEvent_t get() const noexcept { return handle_; }
 
+  // Each of these throws streamlike::error on an empty event or a failed CUDA call.
+
   /// Captures the work queued on `stream` so far.
   void record(stream_view stream);
   /// True once the recorded work has completed.
@@ -51,6 +53,7 @@ public:
 
 private:
   explicit event(cudaEvent_t handle) noexcept : handle_(handle) {}
+  void require_handle(const char* what) const; // throws streamlike::error on an empty event
   cudaEvent_t handle_ = nullptr;
 };
 

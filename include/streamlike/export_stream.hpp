@@ -56,7 +56,9 @@ consteval route choose() {
   } else if constexpr (is_shared_ptr_to_stream<U>) {
     return route::shared_ptr;
   } else if constexpr (stream_owner<U>) {
-    return std::is_lvalue_reference_v<T> ? route::lvalue_owner : route::owner;
+    // Moved in: an lvalue or a const rvalue cannot be, and a copy would be a second owner.
+    return std::is_lvalue_reference_v<T> || std::is_const_v<std::remove_reference_t<T>> ? route::lvalue_owner
+                                                                                        : route::owner;
   } else {
     return route::none;
   }
@@ -96,7 +98,7 @@ struct export_stream_t {
     constexpr routes::route chosen = routes::choose<T>();
     static_assert(chosen != routes::route::lvalue_owner,
                   "streamlike::export_stream: a stream owner is moved into the shared_stream, and this one is an "
-                  "lvalue. Write export_stream(std::move(owner)).");
+                  "lvalue (or const). Write export_stream(std::move(owner)) on a non-const owner.");
     static_assert(chosen != routes::route::none,
                   "streamlike::export_stream: this type cannot export a stream it keeps alive. A view "
                   "(stream_view, cudaStream_t, cuda::stream_ref) carries no ownership; use shared_stream::adopt, "

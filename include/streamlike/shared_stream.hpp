@@ -63,14 +63,16 @@ public:
   /// the last reference. The default streams cannot be owned (std::invalid_argument).
   [[nodiscard]] static shared_stream adopt(cudaStream_t handle);
 
-  /// Views `view` and holds `object` until the last reference drops: any copyable or movable
-  /// object whose lifetime keeps the stream alive (a std::shared_ptr, a Python reference).
+  /// Views `view` and holds `object` (copied or moved in) until the last reference drops: any
+  /// object whose lifetime keeps the stream alive (a std::shared_ptr, a Python reference). If
+  /// it throws, `object` is left as it was: nothing is moved out of it before success is certain.
   template <class T>
-  [[nodiscard]] static shared_stream keep_alive(stream_view view, T object);
+  [[nodiscard]] static shared_stream keep_alive(stream_view view, T&& object);
 
   /// Moves a stream owner in (enable_stream_owner<O>); it is destroyed with the last reference.
   template <class Owner>
-    requires enable_stream_owner<std::remove_cvref_t<Owner>> && (!std::is_lvalue_reference_v<Owner>)
+    requires enable_stream_owner<std::remove_cvref_t<Owner>> && (!std::is_lvalue_reference_v<Owner>) &&
+             (!std::is_const_v<std::remove_reference_t<Owner>>)
   [[nodiscard]] static shared_stream from_owner(Owner&& owner);
 
   /// The default streams: never destroyed.
@@ -84,12 +86,16 @@ public:
     if (block_ == nullptr) [[unlikely]] throw_empty("view");
     return stream_view{handle_};
   }
-  [[nodiscard]] cudaStream_t get() const { return view().get(); }
+  [[nodiscard]] cudaStream_t get() const {
+    if (block_ == nullptr) [[unlikely]] throw_empty("get");
+    return handle_;
+  }
 
   // The get_stream member route (also how CCCL's cuda::get_stream accepts a shared_stream).
   // Only on lvalues: a temporary may hold the last reference, and its view would dangle.
   [[nodiscard]] stream_view get_stream() const& { return view(); }
   void get_stream() && = delete;
+  void get_stream() const&& = delete;
 
   /// How many shared_streams share this stream; 0 when empty.
   [[nodiscard]] long use_count() const noexcept { return block_ != nullptr ? block_->use_count() : 0; }
@@ -135,13 +141,15 @@ stream_facts facts_for_keep_alive(stream_view view);
 } // namespace detail
 
 template <class T>
-shared_stream shared_stream::keep_alive(stream_view view, T object) {
-  const detail::stream_facts facts = detail::facts_for_keep_alive(view); // before allocating: may throw
-  return shared_stream(new detail::holding_block<T>(view.get(), facts, std::move(object)));
+shared_stream shared_stream::keep_alive(stream_view view, T&& object) {
+  const detail::stream_facts facts = detail::facts_for_keep_alive(view); // may throw: nothing moved yet
+  // `new` moves the object in only once the allocation has succeeded.
+  return shared_stream(new detail::holding_block<std::remove_cvref_t<T>>(view.get(), facts, std::forward<T>(object)));
 }
 
 template <class Owner>
-  requires enable_stream_owner<std::remove_cvref_t<Owner>> && (!std::is_lvalue_reference_v<Owner>)
+  requires enable_stream_owner<std::remove_cvref_t<Owner>> && (!std::is_lvalue_reference_v<Owner>) &&
+           (!std::is_const_v<std::remove_reference_t<Owner>>)
 shared_stream shared_stream::from_owner(Owner&& owner) {
   using held_type = std::remove_cvref_t<Owner>;
   static_assert(stream_like<held_type&>,
@@ -151,7 +159,7 @@ shared_stream shared_stream::from_owner(Owner&& owner) {
                 "streamlike::shared_stream::from_owner: a stream owner is moved into the shared_stream, so it "
                 "must be move constructible.");
   const stream_view view = streamlike::get_stream(owner); // owners keep their handle when moved
-  return keep_alive(view, held_type(std::move(owner)));
+  return keep_alive(view, std::move(owner));
 }
 
 } // namespace streamlike

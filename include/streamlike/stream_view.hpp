@@ -71,8 +71,14 @@ public:
   /// Work queued on this stream from now on waits for `event` (cudaStreamWaitEvent).
   void wait(cudaEvent_t event) const;
   /// Work queued on this stream from now on waits for the work already queued on `producer`,
-  /// also across devices; a no-op when both are the same stream. Uses a cached event (ordering.hpp).
+  /// also across devices; a no-op when both are the same stream. Uses a cached event (see
+  /// ordering.hpp, whose streamlike::wait(consumer, producer) takes any two stream_like objects).
   void wait(stream_view producer) const;
+  // Neither 0 nor nullptr is an event or a stream.
+  template <class Integer>
+    requires std::integral<Integer>
+  void wait(Integer) const = delete;
+  void wait(std::nullptr_t) const = delete;
 
   // Equality compares handles, as cuda::stream_ref does: `0` and cudaStreamLegacy compare unequal
   // even where they name the same stream (resolve_default() first to compare what they mean).

@@ -47,20 +47,25 @@ public:
 
   /// The view; throws streamlike::error on an empty unique_stream (never the default stream by accident).
   [[nodiscard]] stream_view view() const {
-    if (handle_ == nullptr) [[unlikely]] throw_empty();
+    if (handle_ == nullptr) [[unlikely]] throw_empty("view");
     return stream_view{handle_};
   }
-  [[nodiscard]] cudaStream_t get() const { return view().get(); }
-  /// The get_stream member route; temporaries are refused by get_stream itself
-  /// (enable_stream_owner<unique_stream> is true).
-  [[nodiscard]] stream_view get_stream() const { return view(); }
+  [[nodiscard]] cudaStream_t get() const {
+    if (handle_ == nullptr) [[unlikely]] throw_empty("get");
+    return handle_;
+  }
+  /// The get_stream member route, on lvalues only: a temporary's view would dangle (also
+  /// through CCCL's cuda::get_stream, which calls this member).
+  [[nodiscard]] stream_view get_stream() const& { return view(); }
+  void get_stream() && = delete;
+  void get_stream() const&& = delete;
 
   void swap(unique_stream& other) noexcept { std::swap(handle_, other.handle_); }
   friend void swap(unique_stream& a, unique_stream& b) noexcept { a.swap(b); }
 
 private:
   explicit unique_stream(cudaStream_t handle) noexcept : handle_(handle) {}
-  [[noreturn]] static void throw_empty();
+  [[noreturn]] static void throw_empty(const char* what);
 
   cudaStream_t handle_ = nullptr;
 };

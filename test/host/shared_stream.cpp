@@ -141,8 +141,7 @@ TEST_CASE("a default-constructed shared_stream is empty and every query throws s
     CHECK_MESSAGE(contains(what, query), what);
   };
   check_empty_error(thrown<streamlike::error>([&] { (void)s.view(); }), "view");
-  // get() is view().get(): the message names view.
-  check_empty_error(thrown<streamlike::error>([&] { (void)s.get(); }), "view");
+  check_empty_error(thrown<streamlike::error>([&] { (void)s.get(); }), "get");
   check_empty_error(thrown<streamlike::error>([&] { (void)s.device(); }), "device");
   check_empty_error(thrown<streamlike::error>([&] { (void)s.id(); }), "id");
   check_empty_error(thrown<streamlike::error>([&] { (void)s.flags(); }), "flags");

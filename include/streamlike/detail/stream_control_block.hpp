@@ -67,8 +67,9 @@ class holding_block final : public stream_control_block {
                 "drops, inside a noexcept destructor; its destructor must not throw.");
 
 public:
-  holding_block(cudaStream_t handle, const stream_facts& facts, Held&& held)
-      : stream_control_block(handle, facts), held_(std::move(held)) {}
+  template <class U>
+  holding_block(cudaStream_t handle, const stream_facts& facts, U&& held)
+      : stream_control_block(handle, facts), held_(std::forward<U>(held)) {}
 
   [[nodiscard]] Held& held() noexcept { return held_; }
 

@@ -1,0 +1,86 @@
+// Tests for streamlike/device_guard.hpp that need no GPU: the guard is a scoped, non-copyable,
+// non-movable object made only explicitly, and without a device its constructors throw
+// streamlike::error naming the CUDA call that failed.
+#include <streamlike/device_guard.hpp>
+#include <streamlike/error.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+using streamlike::device_guard;
+using streamlike::stream_view;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+template <class Exception, class F>
+std::optional<Exception> thrown(F&& f) {
+  try {
+    std::forward<F>(f)();
+  } catch (const Exception& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+bool device_present() {
+  int count = 0;
+  const bool present = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  (void)cudaGetLastError();
+  return present;
+}
+
+void check_no_device_error(const std::optional<streamlike::error>& e, const char* call) {
+  REQUIRE_MESSAGE(e.has_value(), "expected streamlike::error from " << call);
+  const std::string what = e->what();
+  CHECK_MESSAGE(contains(what, call), what);
+  CHECK_MESSAGE(((e->code() == cudaErrorInsufficientDriver && contains(what, "cudaErrorInsufficientDriver")) ||
+                 (e->code() == cudaErrorNoDevice && contains(what, "cudaErrorNoDevice"))),
+                what);
+}
+
+} // namespace
+
+TEST_CASE("device_guard is scoped: not copyable, not movable, made only explicitly, never throws when destroyed") {
+  static_assert(!std::is_copy_constructible_v<device_guard>);
+  static_assert(!std::is_move_constructible_v<device_guard>);
+  static_assert(!std::is_copy_assignable_v<device_guard>);
+  static_assert(!std::is_move_assignable_v<device_guard>);
+  static_assert(!std::is_default_constructible_v<device_guard>);
+  static_assert(std::is_nothrow_destructible_v<device_guard>);
+  static_assert(std::is_constructible_v<device_guard, int>);
+  static_assert(std::is_constructible_v<device_guard, stream_view>);
+  static_assert(std::is_constructible_v<device_guard, cudaStream_t>);
+  static_assert(!std::is_convertible_v<int, device_guard>);
+  static_assert(!std::is_convertible_v<stream_view, device_guard>);
+  static_assert(noexcept(std::declval<const device_guard&>().previous()));
+  static_assert(noexcept(std::declval<const device_guard&>().current()));
+}
+
+TEST_CASE("device_guard(device) without a device throws streamlike::error naming cudaGetDevice") {
+  if (device_present()) {
+    MESSAGE("a CUDA device is present: skipping the no-device checks");
+    return;
+  }
+  check_no_device_error(thrown<streamlike::error>([] { const device_guard guard(0); }), "device_guard: cudaGetDevice");
+  check_no_device_error(thrown<streamlike::error>([] { const device_guard guard(1); }), "cudaGetDevice");
+}
+
+TEST_CASE("device_guard(stream) without a device throws streamlike::error naming cudaStreamGetDevice") {
+  if (device_present()) {
+    MESSAGE("a CUDA device is present: skipping the no-device checks");
+    return;
+  }
+  // The stream's device is asked first.
+  check_no_device_error(thrown<streamlike::error>([] { const device_guard guard(stream_view::per_thread_default()); }),
+                        "cudaStreamGetDevice");
+  check_no_device_error(thrown<streamlike::error>([] { const device_guard guard(stream_view::legacy_default()); }),
+                        "cudaStreamGetDevice");
+}

@@ -1,0 +1,123 @@
+// Tests for streamlike/event.hpp that need no GPU: the empty event, move-only ownership,
+// event::create and record() failing without a device (naming the CUDA call), and record()'s
+// constraint to stream_like arguments.
+#include <streamlike/event.hpp>
+#include <streamlike/shared_stream.hpp>
+#include <streamlike/unique_stream.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+using streamlike::event;
+using streamlike::stream_view;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+template <class Exception, class F>
+std::optional<Exception> thrown(F&& f) {
+  try {
+    std::forward<F>(f)();
+  } catch (const Exception& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+bool device_present() {
+  int count = 0;
+  const bool present = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  (void)cudaGetLastError();
+  return present;
+}
+
+// The error names `call` (the CUDA function that failed) and the missing device or driver.
+void check_no_device_error(const std::optional<streamlike::error>& e, const char* call) {
+  REQUIRE_MESSAGE(e.has_value(), "expected streamlike::error from " << call);
+  const std::string what = e->what();
+  CHECK_MESSAGE(contains(what, call), what);
+  CHECK_MESSAGE(((e->code() == cudaErrorInsufficientDriver && contains(what, "cudaErrorInsufficientDriver")) ||
+                 (e->code() == cudaErrorNoDevice && contains(what, "cudaErrorNoDevice"))),
+                what);
+}
+
+template <class S>
+concept recordable = requires(S&& s) { streamlike::record(std::forward<S>(s)); };
+
+} // namespace
+
+TEST_CASE("event is move-only with noexcept moves; the empty event holds no handle") {
+  static_assert(!std::is_copy_constructible_v<event>);
+  static_assert(!std::is_copy_assignable_v<event>);
+  static_assert(std::is_nothrow_move_constructible_v<event>);
+  static_assert(std::is_nothrow_move_assignable_v<event>);
+  static_assert(std::is_nothrow_default_constructible_v<event>);
+  static_assert(std::is_nothrow_destructible_v<event>);
+  static_assert(!std::is_constructible_v<event, cudaEvent_t>); // no adoption by accident
+
+  event e;
+  CHECK_FALSE(e);
+  CHECK(e.get() == nullptr);
+  event moved = std::move(e);
+  CHECK_FALSE(moved);
+  event other;
+  other.swap(moved);
+  CHECK_FALSE(other);
+}
+
+TEST_CASE("event_options defaults: the current device, no timing") {
+  const streamlike::event_options options;
+  CHECK_FALSE(options.device.has_value());
+  CHECK_FALSE(options.timing); // timing costs on every record
+  const streamlike::event_options timed{.timing = true};
+  CHECK(timed.timing);
+  CHECK_FALSE(timed.device.has_value());
+}
+
+TEST_CASE("record() takes stream_like arguments only, and never a temporary owner") {
+  static_assert(recordable<stream_view>);
+  static_assert(recordable<cudaStream_t>);
+  static_assert(recordable<cuda::stream_ref>);
+  static_assert(recordable<streamlike::shared_stream&>);
+  static_assert(recordable<const streamlike::unique_stream&>);
+  static_assert(!recordable<int>);
+  static_assert(!recordable<std::nullptr_t>);
+  static_assert(!recordable<streamlike::unique_stream>);
+  static_assert(!recordable<streamlike::shared_stream>);
+  static_assert(std::is_same_v<decltype(streamlike::record(std::declval<stream_view>())), event>);
+}
+
+TEST_CASE("event::create without a device throws streamlike::error naming the CUDA call") {
+  if (device_present()) {
+    MESSAGE("a CUDA device is present: skipping the no-device checks");
+    return;
+  }
+  check_no_device_error(thrown<streamlike::error>([] { (void)event::create(); }), "cudaGetDevice");
+  check_no_device_error(thrown<streamlike::error>([] { (void)event::create(); }), "event::create");
+  check_no_device_error(thrown<streamlike::error>([] { (void)event::create({.timing = true}); }), "cudaGetDevice");
+  // With a device given, the device guard is what fails first.
+  check_no_device_error(thrown<streamlike::error>([] { (void)event::create({.device = 0}); }), "device_guard");
+}
+
+TEST_CASE("record() without a device throws streamlike::error naming the CUDA call") {
+  if (device_present()) {
+    MESSAGE("a CUDA device is present: skipping the no-device checks");
+    return;
+  }
+  // The event goes on the stream's device, so that is asked first.
+  check_no_device_error(thrown<streamlike::error>([] { (void)streamlike::record(stream_view::per_thread_default()); }),
+                        "cudaStreamGetDevice");
+  const streamlike::shared_stream legacy = streamlike::shared_stream::legacy_default();
+  check_no_device_error(thrown<streamlike::error>([&] { (void)streamlike::record(legacy); }), "cudaStreamGetDevice");
+  // With the device given, creating the event fails.
+  check_no_device_error(
+      thrown<streamlike::error>([] { (void)streamlike::record(stream_view::legacy_default(), {.device = 0}); }),
+      "cudaGetDevice");
+}
