@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Per-call cost of handing a Python stream object to a bound C++ function (issue 6).
+
+For each binding (the nanobind and pybind11 test modules of test/python/), times one call of a
+function whose body is empty and whose parameter is
+    stream_view    given a torch stream (any __cuda_stream__ object: read through the protocol),
+    shared_stream  given the same stream (also holds a reference to it, released after the call),
+    uintptr_t      given the handle as a plain int: the floor, the binding's own per-call cost;
+beside what the same work costs in Python:
+    torch_stream.__cuda_stream__()                 just asking the exporter for its handle,
+    dev.create_stream(torch_stream)                cuda.core wrapping the foreign stream (the
+                                                   Device looked up once, outside the loop),
+    cuda.core.Device().create_stream(torch_stream) the same with the Device() lookup each call.
+
+Targets (issue 6): each bound call <= 1.3x the cost of `torch_stream.__cuda_stream__()`, and
+>= 3x faster than `dev.create_stream(torch_stream)` (the stricter of the two cuda.core forms).
+Both are judged on the measured statement times (timeit: each includes the same loop overhead,
+shown as "empty statement"); the table also shows the ratios with that overhead subtracted.
+
+Each number is the median over --repeat runs of --number calls, in nanoseconds per call. Run on
+the GPU machine after building (from the repository root):
+
+    meson setup build-py -Dpython=enabled && meson compile -C build-py
+    python3 bench/python/bench_stream_arg.py --build-dir build-py [--json out.json] [--check]
+
+--check exits 1 if a target is missed. --exporter picks another library's stream (cupy,
+cuda.core, numba) for the same table (the targets are stated for torch); --exporter fake runs
+without a GPU (a Python class exporting the legacy default stream).
+"""
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import timeit
+
+MODULES = {"nanobind": "streamlike_nb_test", "pybind11": "streamlike_pb_test"}
+VIEW_MAX_RATIO = 1.3  # bound stream_view call / __cuda_stream__()
+CORE_MIN_SPEEDUP = 3.0  # create_stream(stream) / bound call
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build-dir", default="build-py", help="meson build folder with test/python/ (default build-py)")
+    p.add_argument("--exporter", default="torch", choices=["torch", "cupy", "cuda.core", "numba", "fake"],
+                   help="whose stream; 'fake': a Python class exporting (0, 0), to smoke-test without a GPU")
+    p.add_argument("--number", type=int, default=200_000, help="calls per timing run")
+    p.add_argument("--repeat", type=int, default=15, help="timing runs; the median is reported")
+    p.add_argument("--json", help="also write the results here")
+    p.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    return p.parse_args()
+
+
+def import_modules(build_dir):
+    folder = os.path.abspath(os.path.join(build_dir, "test", "python"))
+    if os.path.isdir(folder):
+        sys.path.insert(0, folder)
+    found = {}
+    for binding, name in MODULES.items():
+        try:
+            found[binding] = __import__(name)
+        except ImportError as e:
+            print(f"note: {name} not importable ({e}); build with meson setup {build_dir} -Dpython=enabled")
+    if not found:
+        sys.exit(f"no test module found under {folder}")
+    return found
+
+
+class FakeStream:
+    """A pure-Python exporter of the legacy default stream (no CUDA call anywhere)."""
+
+    def __cuda_stream__(self):
+        return (0, 0)
+
+
+def make_stream(exporter):
+    """A stream of the chosen library."""
+    if exporter == "fake":
+        return FakeStream()
+    if exporter == "torch":
+        import torch
+
+        return torch.cuda.Stream()
+    if exporter == "cupy":
+        import cupy
+
+        return cupy.cuda.Stream(non_blocking=True)
+    if exporter == "cuda.core":
+        from cuda.core import Device
+
+        return Device(0).create_stream()
+    from numba import cuda
+
+    return cuda.stream()
+
+
+def ns_per_call(stmt, namespace, number, repeat):
+    timer = timeit.Timer(stmt, globals=namespace)
+    timer.timeit(number=max(1000, number // 20))  # warm up (caches, specialization)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        runs = timer.repeat(repeat=repeat, number=number)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return statistics.median(runs) / number * 1e9
+
+
+def main():
+    args = parse_args()
+    modules = import_modules(args.build_dir)
+    try:
+        stream = make_stream(args.exporter)
+    except ImportError as e:
+        sys.exit(f"{args.exporter} is not installed: {e}")
+    handle = stream.__cuda_stream__()[1]
+    namespace = {"s": stream, "h": handle}
+
+    rows = {}  # label -> ns per call
+
+    def time(label, stmt):
+        rows[label] = ns_per_call(stmt, namespace, args.number, args.repeat)
+
+    time("empty statement (timeit loop overhead)", "pass")
+    time("s.__cuda_stream__()", "s.__cuda_stream__()")
+    try:
+        from cuda.core import Device
+
+        dev = Device(0)
+        dev.set_current()
+        namespace.update(dev=dev, Device=Device)
+        time("dev.create_stream(s)  [cuda.core]", "dev.create_stream(s)")
+        time("Device().create_stream(s)  [cuda.core]", "Device().create_stream(s)")
+    except ImportError:
+        print("note: cuda.core not installed: no cuda.core comparison")
+
+    for binding, m in modules.items():
+        namespace[f"{binding}_view"] = m.noop_view
+        namespace[f"{binding}_shared"] = m.noop_shared
+        namespace[f"{binding}_int"] = m.noop_int
+        assert m.handle_of(stream) == (handle or 1)  # the functions timed really read the stream
+        time(f"{binding}: f(stream_view) given s", f"{binding}_view(s)")
+        time(f"{binding}: f(shared_stream) given s", f"{binding}_shared(s)")
+        time(f"{binding}: f(uintptr_t) given int  [floor]", f"{binding}_int(h)")
+
+    loop = rows["empty statement (timeit loop overhead)"]
+    protocol = rows["s.__cuda_stream__()"]
+    core = rows.get("dev.create_stream(s)  [cuda.core]")
+
+    print()
+    print(f"Python {platform.python_version()}, exporter {args.exporter} ({type(stream).__module__}."
+          f"{type(stream).__qualname__}), median of {args.repeat} x {args.number} calls")
+    print()
+    print("| statement | ns/call | / __cuda_stream__() | net of loop | cuda.core create_stream / this | net of loop |")
+    print("|---|---:|---:|---:|---:|---:|")
+    results = []
+    misses = []
+    for label, t in rows.items():
+        is_loop = t == loop
+        vs_protocol = t / protocol
+        vs_protocol_net = None if is_loop else (t - loop) / (protocol - loop)
+        speedup = core / t if core else None
+        speedup_net = (core - loop) / (t - loop) if core and not is_loop else None
+        print(f"| {label} | {t:.1f} | {vs_protocol:.2f}x | {f'{vs_protocol_net:.2f}x' if vs_protocol_net else '-'} | "
+              f"{f'{speedup:.2f}x' if speedup else '-'} | {f'{speedup_net:.2f}x' if speedup_net else '-'} |")
+        results.append({"statement": label, "ns_per_call": t, "ratio_to_cuda_stream_call": vs_protocol,
+                        "ratio_to_cuda_stream_call_net": vs_protocol_net, "core_speedup": speedup,
+                        "core_speedup_net": speedup_net})
+        if ": f(stream_view)" in label or ": f(shared_stream)" in label:
+            if vs_protocol > VIEW_MAX_RATIO:
+                misses.append(f"{label}: {vs_protocol:.2f}x __cuda_stream__() (target <= {VIEW_MAX_RATIO}x)")
+            if speedup is not None and speedup < CORE_MIN_SPEEDUP:
+                misses.append(f"{label}: {speedup:.2f}x faster than cuda.core (target >= {CORE_MIN_SPEEDUP}x)")
+    print()
+    if args.exporter != "torch":
+        print("(targets are stated for a torch stream; shown for reference)")
+    print("targets: " + ("all met" if not misses else "MISSED:\n  " + "\n  ".join(misses)))
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"python": platform.python_version(), "exporter": args.exporter, "number": args.number,
+                       "repeat": args.repeat, "rows": results, "missed": misses}, f, indent=2)
+    return 1 if (args.check and misses and args.exporter == "torch") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
