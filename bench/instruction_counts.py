@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Counts the instructions each benchmark of get_stream_routes executes per iteration, route by
-route, against the baseline (a plain function on a raw cudaStream_t).
+route, against the baseline (the raw cudaStream_t through the same generic edge,
+route/cudaStream_t) and the plain function (diag/cudaStream_t->plain_function).
 
     bench/instruction_counts.py build/bench/get_stream_routes            # static, from objdump
     bench/instruction_counts.py build/bench/get_stream_routes --show     # ... and the edges' code
@@ -26,10 +27,13 @@ milliseconds) and includes a tiny share of per-run setup (the loop function's pr
 the decimals.
 
 Exit status: 0 when every route/ row executes what route/cudaStream_t (the raw handle through
-the same generic edge) executes, so get_stream adds nothing, and every by_value/ row what the
-baseline executes; 1 otherwise; 2 when the program cannot be read or run. How route/ compares
-with the baseline is printed, not judged: an out-of-line S&& edge loads the handle through the
-reference, which is the signature's cost, not get_stream's (RESULTS.md).
+the same generic edge, the baseline) executes, so get_stream adds nothing, and every by_value/
+row what the plain function (diag/cudaStream_t->plain_function) executes; 1 otherwise; 2 when
+the program cannot be read or run. How route/ compares with the plain function is printed, not
+judged: an out-of-line S&& edge loads the handle through the reference, which is the signature's
+cost, not get_stream's (RESULTS.md).
+
+The last line starts with TARGET (for bench/run_all.sh): the verdict in one line.
 """
 import argparse
 import collections
@@ -47,6 +51,8 @@ def die(message):
 
 
 NS = "bench_routes::"
+BASELINE = "route/cudaStream_t"  # the raw handle through the same generic edge
+PLAIN = "diag/cudaStream_t->plain_function"  # a plain function on the raw handle, by value
 
 # Demangled stream types, as objdump and valgrind spell them, to the names the benchmark prints.
 TYPE_LABELS = [
@@ -70,8 +76,8 @@ def type_label(t):
 
 def bench_name(loop_fn):
     """The benchmark a loop function runs, from its demangled name; None if it is no loop."""
-    if re.match(rf"^(void )?{NS}baseline_loop\(", loop_fn):
-        return "baseline/cudaStream_t->plain_function"
+    if re.match(rf"^(void )?{NS}plain_function_loop\(", loop_fn):
+        return "diag/cudaStream_t->plain_function"
     if re.match(rf"^(void )?{NS}raw_ref_loop\(", loop_fn):
         return "diag/cudaStream_t&->plain_function"
     m = re.match(rf"^(?:void )?{NS}(route_loop|by_value_loop)<(.*)>\(benchmark::State&", loop_fn)
@@ -91,10 +97,11 @@ def is_consumer(fn):
 
 def order_key(name):
     family, _, label = name.partition("/")
-    families = ["baseline", "control", "diag", "route", "by_value"]
+    families = ["diag", "route", "by_value"]
     labels = [l for _, l in TYPE_LABELS]
     rank = families.index(family) if family in families else len(families)
-    return (min(rank, 3), labels.index(label) if label in labels else len(labels), rank)
+    # diag/ rows first, then each route's route/ and by_value/ rows together.
+    return (min(rank, 1), labels.index(label) if label in labels else len(labels), rank, name)
 
 
 def run(cmd):
@@ -185,9 +192,9 @@ def static_counts(binary, show):
     if not rows:
         die(f"no benchmark loops of namespace {NS} in {binary}")
 
-    base = rows.get("baseline/cudaStream_t->plain_function")
+    base = rows.get(BASELINE)
     print("static count (objdump -d --no-show-raw-insn -C); per iteration = loop + edge + consumer")
-    header = ("benchmark", "loop", "edge", "consumer", "total", "vs baseline", "edge function")
+    header = ("benchmark", "loop", "edge", "consumer", "total", f"vs {BASELINE}", "edge function")
     table = []
     for name in sorted(rows, key=order_key):
         r = rows[name]
@@ -271,10 +278,10 @@ def callgrind_counts(binary, min_time):
             rows[name] = (self_cost[caller] + inclusive) / count
     if not rows:
         die("callgrind saw no benchmark loop call an edge")
-    base = rows.get("baseline/cudaStream_t->plain_function")
+    base = rows.get(BASELINE)
     print(f"measured (callgrind, instructions per iteration, min_time {min_time} s per benchmark)")
     table = [(n, f"{rows[n]:.3f}", f"{rows[n] - base:+.3f}" if base else "?") for n in sorted(rows, key=order_key)]
-    print_table(("benchmark", "instructions", "vs baseline"), table)
+    print_table(("benchmark", "instructions", f"vs {BASELINE}"), table)
     return rows
 
 
@@ -289,13 +296,14 @@ def print_table(header, rows):
         print(fmt(r).rstrip())
 
 
-def verdict(totals, tolerance):
+def verdict(totals, tolerance, how):
     """Two claims. (1) get_stream adds nothing: every route/ executes what route/cudaStream_t (the
-    raw handle through the same generic edge) executes. (2) Nor does the generic edge itself:
-    every by_value/ executes what the baseline executes. The difference between route/ and the
-    baseline (how an out-of-line S&& receives its argument) is printed above, not judged."""
+    raw handle through the same generic edge, the baseline) executes. (2) Nor does the generic
+    edge itself: every by_value/ executes what the plain function executes. The difference
+    between route/ and the plain function (how an out-of-line S&& receives its argument) is
+    printed above, not judged."""
     bad = []
-    for family, reference in (("route/", "route/cudaStream_t"), ("by_value/", "baseline/cudaStream_t->plain_function")):
+    for family, reference in (("route/", BASELINE), ("by_value/", PLAIN)):
         ref = totals.get(reference)
         if ref is None:
             bad.append(f"{reference} not found")
@@ -305,9 +313,13 @@ def verdict(totals, tolerance):
                 bad.append(f"{name} ({total:g}) != {reference} ({ref:g})")
     if bad:
         print("DIFFERENT: " + "; ".join(bad))
+        print(f"TARGET get_stream_routes instructions ({how}): every route/ == {BASELINE}, every by_value/ == "
+              f"{PLAIN}: FAIL")
         return 1
-    print("SAME: every route/ executes what route/cudaStream_t executes (get_stream adds nothing), and every "
-          "by_value/ what the baseline executes")
+    print(f"SAME: every route/ executes what {BASELINE} executes (get_stream adds nothing), and every "
+          f"by_value/ what {PLAIN} executes")
+    print(f"TARGET get_stream_routes instructions ({how}): every route/ == {BASELINE} "
+          f"({totals[BASELINE]:g}), every by_value/ == {PLAIN} ({totals[PLAIN]:g}): PASS")
     return 0
 
 
@@ -319,8 +331,8 @@ def main():
     p.add_argument("--min-time", type=float, default=0.01, help="with --callgrind: seconds per benchmark")
     args = p.parse_args()
     if args.callgrind:
-        return verdict(callgrind_counts(args.binary, args.min_time), tolerance=0.05)
-    return verdict(static_counts(args.binary, args.show), tolerance=0)
+        return verdict(callgrind_counts(args.binary, args.min_time), tolerance=0.05, how="callgrind")
+    return verdict(static_counts(args.binary, args.show), tolerance=0, how="static")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,11 @@
 // Without a GPU there are no streams to create, so every route wraps one of the default streams
 // (named handles that need no device) and only the conversions run.
 //
+// Section 4 turns from views to owners: the ways into a shared_stream (create, a copy, adopt,
+// export_stream of a moved unique_stream or of a std::shared_ptr, the default streams), a
+// stream_pool, and streamlike::wait ordering real work on one stream after another. Those need
+// a device; without one the tour shows the error streamlike reports instead.
+//
 // Exit status: 0 when every check passed (or there is no device), 1 otherwise.
 
 #include <streamlike/streamlike.hpp>
@@ -19,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -263,6 +269,146 @@ void visit_every_route(tour& t) {
   }
 }
 
+} // namespace
+
+// ------------------------------------------------------------------------------------------------
+// 4. Owning streams. A view borrows a stream; these own one. shared_stream is the vocabulary type
+//    for "keep this stream alive" (a copy is one atomic increment, the last reference destroys the
+//    stream), unique_stream the move-only owner, stream_pool a round-robin set of shared_streams,
+//    and streamlike::wait orders one stream after another (no event is created per call).
+
+namespace mylib {
+
+__global__ void count_mismatches(const int* in, int n, int expected, int* wrong) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    if (in[i] != expected) atomicAdd(wrong, 1);
+  }
+}
+
+// A library object that keeps a stream for later takes shared ownership of whatever the caller
+// hands in: anything export_stream accepts (a shared_stream, a moved-in owner, a std::shared_ptr
+// to a stream) stays alive for as long as the object does.
+class pipeline {
+public:
+  template <class S>
+    requires streamlike::stream_exporter<S>
+  explicit pipeline(S&& s) : stream_(streamlike::export_stream(std::forward<S>(s))) {}
+  [[nodiscard]] const streamlike::shared_stream& stream() const noexcept { return stream_; }
+
+private:
+  streamlike::shared_stream stream_;
+};
+
+} // namespace mylib
+
+namespace {
+
+void check_cuda(cudaError_t code, const char* what) {
+  if (code != cudaSuccess) throw streamlike::error(code, what);
+}
+
+void show(const char* what, const streamlike::shared_stream& s, const char* note = "") {
+  std::printf("  %-44s -> %-16p use_count %ld%s\n", what, static_cast<void*>(s.get()), s.use_count(), note);
+}
+
+// Returns the number of failed checks.
+int tour_ownership() {
+  using streamlike::shared_stream;
+  int failures = 0;
+  const auto expect = [&failures](bool ok, const char* what) {
+    if (!ok) {
+      std::printf("FAIL: %s\n", what);
+      ++failures;
+    }
+  };
+  std::printf("\nowning streams:\n");
+
+  // A new stream on the current device, destroyed with its last reference.
+  const shared_stream created = shared_stream::create();
+  show("shared_stream::create()", created);
+  {
+    const shared_stream copy = created; // one atomic increment: the same stream, shared
+    show("  a copy of it", copy);
+    expect(copy == created && created.use_count() == 2, "a copy shares the stream");
+  }
+  show("  the copy dropped", created);
+
+  // A raw handle made elsewhere; the shared_stream destroys it with the last reference.
+  cudaStream_t raw{};
+  check_cuda(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  show("shared_stream::adopt(cudaStream_t)", shared_stream::adopt(raw));
+
+  // A move-only owner moved into a library object that keeps it: export_stream(std::move(owner))
+  // inside. The same stream, now shared; no stream is created.
+  streamlike::unique_stream owner = streamlike::unique_stream::create();
+  const cudaStream_t owned = owner.get();
+  const mylib::pipeline producer{std::move(owner)};
+  show("export_stream(std::move(unique_stream))", producer.stream());
+  expect(producer.stream().get() == owned && !owner, "export_stream moves the unique_stream's own stream in");
+
+  // A stream held by a std::shared_ptr: the shared_stream keeps the pointer, so the stream lives
+  // on after the caller's pointer is gone.
+  auto pointer = std::make_shared<streamlike::unique_stream>(streamlike::unique_stream::create());
+  const mylib::pipeline kept{pointer};
+  pointer.reset();
+  show("export_stream(std::shared_ptr<unique_stream>)", kept.stream());
+
+  // The default streams: never destroyed, whoever drops the last reference.
+  show("shared_stream::legacy_default()", shared_stream::legacy_default(), " (immortal: never destroyed)");
+
+  // A pool: a fixed set of streams handed out round-robin, each a shared_stream that outlives
+  // the pool if need be.
+  streamlike::stream_pool pool{3};
+  std::printf("  %-44s ->", "stream_pool{3}.get(), four times");
+  for (int i = 0; i < 4; ++i) std::printf(" %p", static_cast<void*>(pool.get().get()));
+  std::printf(" (round-robin)\n");
+  const shared_stream consumer = pool.get();
+
+  // Ordering: the producer fills a buffer; the consumer, a different stream, waits for the
+  // producer and checks every element. Without the wait it could run before the fill ends.
+  constexpr int n = 1 << 22;
+  int* data = nullptr;
+  int* wrong = nullptr;
+  check_cuda(cudaMalloc(&data, n * sizeof(int)), "cudaMalloc");
+  check_cuda(cudaMalloc(&wrong, sizeof(int)), "cudaMalloc");
+  check_cuda(cudaMemset(wrong, 0, sizeof(int)), "cudaMemset");
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+
+  mylib::run_on(producer.stream(), data, n, 7);  // the generic edge takes a shared_stream too
+  streamlike::wait(consumer, producer.stream()); // consumer waits for the work queued on producer
+  mylib::count_mismatches<<<256, 256, 0, consumer.get()>>>(data, n, 7, wrong);
+  check_cuda(cudaGetLastError(), "count_mismatches<<<>>>");
+  consumer.view().sync();
+  int host_wrong = -1;
+  check_cuda(cudaMemcpy(&host_wrong, wrong, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  std::printf("  %-44s -> %d of %d elements wrong\n", "wait(consumer, producer), then check on GPU", host_wrong, n);
+  expect(host_wrong == 0, "the consumer saw every element the producer wrote");
+
+  cudaFree(data);
+  cudaFree(wrong);
+  return failures;
+}
+
+// Without a device there is nothing to own: create says why, in an exception that names the
+// CUDA error and the operation.
+void tour_ownership_without_device() {
+  std::printf("\nowning streams: shared_stream, unique_stream, stream_pool and wait need a device.\n");
+  try {
+    const streamlike::shared_stream s = streamlike::shared_stream::create();
+    std::printf("  unexpected: shared_stream::create() succeeded without a device\n");
+  } catch (const streamlike::error& e) {
+    std::printf("  shared_stream::create() threw streamlike::error:\n    %s\n", e.what());
+  }
+  (void)cudaGetLastError(); // leave no error behind
+}
+
+} // namespace
+
+// ------------------------------------------------------------------------------------------------
+// 5. Running the tour, with a device or without one.
+
+namespace {
+
 int run_without_device(cudaError_t why) {
   std::printf("no CUDA device present (%s: %s): skipping the GPU work\n", cudaGetErrorName(why),
               cudaGetErrorString(why));
@@ -275,6 +421,7 @@ int run_without_device(cudaError_t why) {
   tour t{std::move(streams), nullptr};
   visit_every_route(t);
   const int failures = t.check_conversions();
+  tour_ownership_without_device();
   std::printf("\n%s: %zu routes converted%s\n", failures == 0 ? "PASS" : "FAIL", t.size(),
               failures == 0 ? " to the expected stream" : " (see above)");
   return failures == 0 ? 0 : 1;
@@ -312,8 +459,9 @@ int run_with_device() {
 
   tour t{streams, out};
   visit_every_route(t);
-  const int failures = t.check_conversions() + t.check_gpu_work();
-  std::printf("\n%s: %zu routes, each converted to the expected stream and a kernel on it wrote its value%s\n",
+  const int failures = t.check_conversions() + t.check_gpu_work() + tour_ownership();
+  std::printf("\n%s: %zu routes, each converted to the expected stream and a kernel on it wrote its value; "
+              "owning streams created, shared, pooled and ordered%s\n",
               failures == 0 ? "PASS" : "FAIL", t.size(), failures == 0 ? "" : " (see above)");
 
   cudaFree(out);

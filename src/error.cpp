@@ -24,6 +24,11 @@ error::error(cudaError_t code, std::string_view operation) : std::runtime_error(
 error::error(cudaError_t code, std::string_view operation, std::string_view reason)
     : std::runtime_error("streamlike: " + std::string(operation) + ": " + std::string(reason)), code_(code) {}
 
-void detail::throw_error(cudaError_t code, std::string_view operation) { throw error(code, operation); }
+void detail::throw_error(cudaError_t code, std::string_view operation) {
+  // The error is reported by the exception; leave none behind for the caller's next launch check
+  // (as CCCL's _CCCL_TRY_CUDA_API and RMM's RMM_CUDA_TRY do).
+  (void)cudaGetLastError();
+  throw error(code, operation);
+}
 
 } // namespace streamlike

@@ -113,10 +113,7 @@ void event::record(stream_view stream) {
 bool event::is_done() const {
   require_handle("is_done");
   const cudaError_t status = cudaEventQuery(handle_);
-  if (status == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
+  if (status == cudaErrorNotReady) return false; // an answer, not an error (see stream_view::is_done)
   detail::throw_if_error(status, "event::is_done: cudaEventQuery");
   return true;
 }

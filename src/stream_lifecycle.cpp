@@ -87,7 +87,7 @@ public:
 
 private:
   void dispose() noexcept override {
-    if (context_still_alive(facts())) destroy_on_device(handle(), facts().device);
+    if (context_still_alive(known_facts())) destroy_on_device(handle(), known_facts().device);
     delete this;
   }
 };
@@ -140,10 +140,6 @@ stream_facts query_stream_facts(cudaStream_t handle) {
   facts.context_id = ctx.primary ? ctx.id : 0;
   facts.cached = true;
   return facts;
-}
-
-stream_facts facts_for_keep_alive(stream_view view) {
-  return view.is_default() ? stream_facts{} : query_stream_facts(view.get());
 }
 
 void destroy_stream(cudaStream_t handle) noexcept {

@@ -30,10 +30,9 @@ int stream_view::priority() const {
 
 bool stream_view::is_done() const {
   const cudaError_t status = cudaStreamQuery(handle_);
-  if (status == cudaErrorNotReady) {
-    cudaGetLastError(); // not an error: do not leave it behind for the next caller
-    return false;
-  }
+  // Not ready is an answer, not an error, and the runtime does not record it as one: clearing
+  // the last error here would swallow someone else's.
+  if (status == cudaErrorNotReady) return false;
   detail::throw_if_error(status, "stream_view::is_done: cudaStreamQuery");
   return true;
 }

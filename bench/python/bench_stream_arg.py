@@ -17,7 +17,8 @@ Targets (issue 6): each bound call <= 1.3x the cost of `torch_stream.__cuda_stre
 Both are judged on the measured statement times (timeit: each includes the same loop overhead,
 shown as "empty statement"); the table also shows the ratios with that overhead subtracted.
 
-Each number is the median over --repeat runs of --number calls, in nanoseconds per call. Run on
+Each number is the median over --repeat runs of --number calls, in nanoseconds per call; the runs
+of all statements are interleaved round by round (--cpu pins the process to one core). Run on
 the GPU machine after building (from the repository root):
 
     meson setup build-py -Dpython=enabled && meson compile -C build-py
@@ -48,6 +49,7 @@ def parse_args():
                    help="whose stream; 'fake': a Python class exporting (0, 0), to smoke-test without a GPU")
     p.add_argument("--number", type=int, default=200_000, help="calls per timing run")
     p.add_argument("--repeat", type=int, default=15, help="timing runs; the median is reported")
+    p.add_argument("--cpu", type=int, default=None, help="pin the process to this CPU (e.g. 2) while timing")
     p.add_argument("--json", help="also write the results here")
     p.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     return p.parse_args()
@@ -96,17 +98,24 @@ def make_stream(exporter):
     return cuda.stream()
 
 
-def ns_per_call(stmt, namespace, number, repeat):
-    timer = timeit.Timer(stmt, globals=namespace)
-    timer.timeit(number=max(1000, number // 20))  # warm up (caches, specialization)
+def measure(statements, namespace, number, repeat):
+    """ns per call of each statement: the median of `repeat` runs of `number` calls. The runs are
+    interleaved (one run of every statement per round), so drifts of the machine (frequency,
+    neighbours) spread over all statements instead of biasing the ones timed last."""
+    timers = {label: timeit.Timer(stmt, globals=namespace) for label, stmt in statements.items()}
+    for timer in timers.values():
+        timer.timeit(number=max(1000, number // 20))  # warm up (caches, specialization)
+    runs = {label: [] for label in timers}
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        runs = timer.repeat(repeat=repeat, number=number)
+        for _ in range(repeat):
+            for label, timer in timers.items():
+                runs[label].append(timer.timeit(number=number))
     finally:
         if gc_was_enabled:
             gc.enable()
-    return statistics.median(runs) / number * 1e9
+    return {label: statistics.median(r) / number * 1e9 for label, r in runs.items()}
 
 
 def main():
@@ -119,10 +128,10 @@ def main():
     handle = stream.__cuda_stream__()[1]
     namespace = {"s": stream, "h": handle}
 
-    rows = {}  # label -> ns per call
+    statements = {}  # label -> statement
 
     def time(label, stmt):
-        rows[label] = ns_per_call(stmt, namespace, args.number, args.repeat)
+        statements[label] = stmt
 
     time("empty statement (timeit loop overhead)", "pass")
     time("s.__cuda_stream__()", "s.__cuda_stream__()")
@@ -146,13 +155,17 @@ def main():
         time(f"{binding}: f(shared_stream) given s", f"{binding}_shared(s)")
         time(f"{binding}: f(uintptr_t) given int  [floor]", f"{binding}_int(h)")
 
+    if args.cpu is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {args.cpu})  # one core: no migrations between runs
+    rows = measure(statements, namespace, args.number, args.repeat)
     loop = rows["empty statement (timeit loop overhead)"]
     protocol = rows["s.__cuda_stream__()"]
     core = rows.get("dev.create_stream(s)  [cuda.core]")
 
     print()
     print(f"Python {platform.python_version()}, exporter {args.exporter} ({type(stream).__module__}."
-          f"{type(stream).__qualname__}), median of {args.repeat} x {args.number} calls")
+          f"{type(stream).__qualname__}), median of {args.repeat} interleaved runs x {args.number} calls"
+          f"{f', pinned to CPU {args.cpu}' if args.cpu is not None else ''}")
     print()
     print("| statement | ns/call | / __cuda_stream__() | net of loop | cuda.core create_stream / this | net of loop |")
     print("|---|---:|---:|---:|---:|---:|")

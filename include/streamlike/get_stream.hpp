@@ -13,7 +13,8 @@
 //      A member counts only if it returns a handle of route 2.
 //
 // Never a route: integers, bool, nullptr and void*. An integer becomes a view only through the
-// named decoders of stream_encodings.hpp.
+// named decoders of stream_encodings.hpp. A type that specializes disable_stream_like<T> to true
+// has no route either, whatever members it has.
 //
 // Lifetime: an rvalue of a stream-owning type (enable_stream_owner) or of shared_stream is
 // refused, because the view would dangle as soon as the temporary dies; export_stream moves
@@ -98,6 +99,7 @@ enum class route {
   // The rest are refusals, each with its own message.
   rvalue_owner,
   never_a_stream,
+  disabled,
   tag_invoke_returns_no_handle,
   none,
 };
@@ -109,6 +111,8 @@ consteval route choose() {
     return route::rvalue_owner;
   } else if constexpr (never_a_stream<U>) {
     return route::never_a_stream;
+  } else if constexpr (disable_stream_like<U>) {
+    return route::disabled;
   } else if constexpr (tag_invocable<const get_stream_t&, T>) { // the tag as the call passes it: *this
     if constexpr (handle<tag_invoke_result_t<const get_stream_t&, T>>) {
       return route::tag_invoke;
@@ -198,6 +202,10 @@ struct get_stream_t {
                   "(streamlike::from_address, from_cuda_stream_protocol, from_dlpack_stream, "
                   "from_cuda_array_interface_stream) and name default streams with "
                   "stream_view::legacy_default() or stream_view::per_thread_default().");
+    static_assert(chosen != routes::route::disabled,
+                  "streamlike::get_stream: this type opted out of stream_like (disable_stream_like<T> is true): it "
+                  "is not one stream (a pool, say, hands out the next stream on every call). Take one stream from "
+                  "it and pass that.");
     static_assert(chosen != routes::route::tag_invoke_returns_no_handle,
                   "streamlike::get_stream: the tag_invoke(streamlike::get_stream_t, ...) found for this type must "
                   "return a stream handle: streamlike::stream_view, cudaStream_t or cuda::stream_ref.");

@@ -20,6 +20,7 @@
 #include <streamlike/stream_options.hpp>
 #include <streamlike/stream_view.hpp>
 
+#include <concepts>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -64,12 +65,15 @@ public:
   [[nodiscard]] static shared_stream adopt(cudaStream_t handle);
 
   /// Views `view` and holds `object` (copied or moved in) until the last reference drops: any
-  /// object whose lifetime keeps the stream alive (a std::shared_ptr, a Python reference). If
-  /// it throws, `object` is left as it was: nothing is moved out of it before success is certain.
+  /// object whose lifetime keeps the stream alive (a std::shared_ptr, a Python reference). Makes
+  /// no CUDA call (the facts are cached on the first query); if the allocation throws, `object`
+  /// is left as it was.
   template <class T>
   [[nodiscard]] static shared_stream keep_alive(stream_view view, T&& object);
 
-  /// Moves a stream owner in (enable_stream_owner<O>); it is destroyed with the last reference.
+  /// Moves a stream owner in (enable_stream_owner<O>); its stream is destroyed with the last
+  /// reference. An owner with `cudaStream_t release()` (unique_stream, cuda::stream) gives its
+  /// handle to adopt(); any other is held whole and destroyed with the last reference.
   template <class Owner>
     requires enable_stream_owner<std::remove_cvref_t<Owner>> && (!std::is_lvalue_reference_v<Owner>) &&
              (!std::is_const_v<std::remove_reference_t<Owner>>)
@@ -100,8 +104,9 @@ public:
   /// How many shared_streams share this stream; 0 when empty.
   [[nodiscard]] long use_count() const noexcept { return block_ != nullptr ? block_->use_count() : 0; }
 
-  // Queries, cached when the shared_stream was made (default streams answer for the current
-  // device). Each throws streamlike::error on an empty shared_stream.
+  // Queries, cached: when the stream was made (create, adopt) or on the first query (keep_alive,
+  // from_owner, export_stream). Default streams answer for the current device. Each throws
+  // streamlike::error on an empty shared_stream or a failed CUDA call.
   [[nodiscard]] int device() const;
   [[nodiscard]] unsigned long long id() const;
   [[nodiscard]] unsigned int flags() const;
@@ -136,15 +141,15 @@ namespace detail {
 template <>
 inline constexpr bool view_dangles_from_temporary<shared_stream> = true;
 
-/// The facts of `view` if it names a stream that can be cached (not a default stream).
-stream_facts facts_for_keep_alive(stream_view view);
 } // namespace detail
 
 template <class T>
 shared_stream shared_stream::keep_alive(stream_view view, T&& object) {
-  const detail::stream_facts facts = detail::facts_for_keep_alive(view); // may throw: nothing moved yet
-  // `new` moves the object in only once the allocation has succeeded.
-  return shared_stream(new detail::holding_block<std::remove_cvref_t<T>>(view.get(), facts, std::forward<T>(object)));
+  using block = detail::holding_block<std::remove_cvref_t<T>>;
+  // `new` moves the object in only once the allocation has succeeded. No CUDA call here: the
+  // facts of a foreign stream are queried when first asked for; default streams have none.
+  if (view.is_default()) return shared_stream(new block(view.get(), detail::stream_facts{}, std::forward<T>(object)));
+  return shared_stream(new block(view.get(), detail::lazy_facts, std::forward<T>(object)));
 }
 
 template <class Owner>
@@ -158,8 +163,17 @@ shared_stream shared_stream::from_owner(Owner&& owner) {
   static_assert(std::is_move_constructible_v<held_type>,
                 "streamlike::shared_stream::from_owner: a stream owner is moved into the shared_stream, so it "
                 "must be move constructible.");
-  const stream_view view = streamlike::get_stream(owner); // owners keep their handle when moved
-  return keep_alive(view, std::move(owner));
+  if constexpr (requires { { owner.release() } -> std::same_as<cudaStream_t>; }) {
+    // An owner that can give up its handle (unique_stream, cuda::stream) hands it to adopt(),
+    // whose block records the stream's context and so skips a stream that died with
+    // cudaDeviceReset; the owner's own destructor could not. Released only once adopted.
+    shared_stream adopted = adopt(streamlike::get_stream(owner).get());
+    (void)owner.release();
+    return adopted;
+  } else {
+    const stream_view view = streamlike::get_stream(owner); // owners keep their handle when moved
+    return keep_alive(view, std::move(owner));
+  }
 }
 
 } // namespace streamlike

@@ -54,8 +54,8 @@ public:
     if (handle_ == nullptr) [[unlikely]] throw_empty("get");
     return handle_;
   }
-  /// The get_stream member route, on lvalues only: a temporary's view would dangle (also
-  /// through CCCL's cuda::get_stream, which calls this member).
+  /// The get_stream member route, on lvalues only: a temporary's view would dangle.
+  /// (CCCL's cuda::get_stream takes its argument as const& and so still accepts a temporary.)
   [[nodiscard]] stream_view get_stream() const& { return view(); }
   void get_stream() && = delete;
   void get_stream() const&& = delete;

@@ -46,16 +46,9 @@ inline stream_view tag_invoke(get_stream_t, const ::rmm::cuda_stream& owner) {
   return stream_view{owner.value()};
 }
 
-namespace adapters::rmm {
-/// The result of the tag_invoke below, which is declared and never defined: a tag_invoke that
-/// yields no stream handle makes get_stream refuse the type (the core's rule), and this name is
-/// what the compiler shows in the diagnostic.
-struct rmm_cuda_stream_pool_is_not_one_stream__call_pool_get_stream_for_one {};
-} // namespace adapters::rmm
-
 /// Refuses rmm::cuda_stream_pool (see the file comment): stream_like<rmm::cuda_stream_pool&> is false.
-adapters::rmm::rmm_cuda_stream_pool_is_not_one_stream__call_pool_get_stream_for_one tag_invoke(
-    get_stream_t, const ::rmm::cuda_stream_pool&);
+template <>
+inline constexpr bool disable_stream_like<::rmm::cuda_stream_pool> = true;
 
 } // namespace streamlike
 

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <mutex>
 #include <type_traits>
 #include <utility>
 
@@ -28,9 +29,22 @@ struct stream_facts {
   unsigned long long context_id = 0;
 };
 
+/// Facts of a live stream, for a block that adopts or keeps alive a stream it did not create.
+/// Throws streamlike::error if the handle does not name a live stream.
+stream_facts query_stream_facts(cudaStream_t handle);
+
+/// Asks a block to query its facts on first use rather than when made.
+struct lazy_facts_t {
+  explicit lazy_facts_t() = default;
+};
+inline constexpr lazy_facts_t lazy_facts{};
+
 class stream_control_block {
 public:
   stream_control_block(cudaStream_t handle, const stream_facts& facts) noexcept : handle_(handle), facts_(facts) {}
+  // For keep-alive blocks: importing a foreign stream (a Python exporter, a shared_ptr) must cost
+  // no CUDA call, so the facts are queried by the first query that needs them.
+  stream_control_block(cudaStream_t handle, lazy_facts_t) noexcept : handle_(handle), lazy_(true) {}
   stream_control_block(const stream_control_block&) = delete;
   stream_control_block& operator=(const stream_control_block&) = delete;
 
@@ -40,7 +54,14 @@ public:
   }
   [[nodiscard]] long use_count() const noexcept { return refs_.load(std::memory_order_relaxed); }
   [[nodiscard]] cudaStream_t handle() const noexcept { return handle_; }
-  [[nodiscard]] const stream_facts& facts() const noexcept { return facts_; }
+  /// The facts, queried now if this block was made with lazy_facts (thread-safe; a failed
+  /// query throws streamlike::error and is retried by the next call).
+  [[nodiscard]] const stream_facts& facts() const {
+    if (lazy_) std::call_once(facts_once_, [this] { facts_ = query_stream_facts(handle_); });
+    return facts_;
+  }
+  /// The facts known so far, without a CUDA call (for dispose()).
+  [[nodiscard]] const stream_facts& known_facts() const noexcept { return facts_; }
 
 protected:
   ~stream_control_block() = default;
@@ -51,12 +72,10 @@ private:
 
   std::atomic<long> refs_{1};
   cudaStream_t handle_;
-  stream_facts facts_;
+  bool lazy_ = false;
+  mutable std::once_flag facts_once_;
+  mutable stream_facts facts_;
 };
-
-/// Facts of a live stream, for a block that adopts or keeps alive a stream it did not create.
-/// Throws streamlike::error if the handle does not name a live stream.
-stream_facts query_stream_facts(cudaStream_t handle);
 
 /// A block that holds an object until the last reference drops: a moved-in stream owner, a
 /// std::shared_ptr, a Python reference. Destroying the object is what releases the stream.
@@ -67,8 +86,8 @@ class holding_block final : public stream_control_block {
                 "drops, inside a noexcept destructor; its destructor must not throw.");
 
 public:
-  template <class U>
-  holding_block(cudaStream_t handle, const stream_facts& facts, U&& held)
+  template <class Facts, class U>
+  holding_block(cudaStream_t handle, Facts facts, U&& held)
       : stream_control_block(handle, facts), held_(std::forward<U>(held)) {}
 
   [[nodiscard]] Held& held() noexcept { return held_; }

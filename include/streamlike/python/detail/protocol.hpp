@@ -16,6 +16,9 @@
 //       2, a version other than 0, a negative address or one beyond 63 bits -> ValueError; an
 //       exception raised inside __cuda_stream__ (or by the attribute's lookup) propagates
 //       unchanged, the same exception object.
+//   One shortcut, same result: torch's streams are read from their `cuda_stream` attribute instead
+//   of running torch's Python-level __cuda_stream__ (which returns exactly that); see "Known
+//   exporters" below for the checks, and STREAMLIKE_PYTHON_PROTOCOL_ONLY=1 to turn it off.
 //   A Python int is never a stream: which stream 0, 1 or 2 names depends on the convention it was
 //   written in. dlpack_stream and cai_stream decode the DLPack and __cuda_array_interface__
 //   integers, explicitly.
@@ -62,6 +65,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <new>
 #include <optional>
@@ -156,20 +160,31 @@ private:
   PyObject* traceback_ = nullptr;
 };
 
-/// The interned name "__cuda_stream__", made once (never freed: it lives as long as the process).
-[[nodiscard]] inline PyObject* cuda_stream_name() noexcept {
-  static std::atomic<PyObject*> cached{nullptr};
-  PyObject* name = cached.load(std::memory_order_acquire);
+/// An interned Python string made once per process and never freed (`slot` caches it).
+[[nodiscard]] inline PyObject* interned(std::atomic<PyObject*>& slot, const char* text) noexcept {
+  PyObject* name = slot.load(std::memory_order_acquire);
   if (name == nullptr) {
-    name = PyUnicode_InternFromString("__cuda_stream__");
+    name = PyUnicode_InternFromString(text);
     if (name == nullptr) return nullptr; // MemoryError is set
     PyObject* expected = nullptr;
-    if (!cached.compare_exchange_strong(expected, name, std::memory_order_acq_rel)) {
+    if (!slot.compare_exchange_strong(expected, name, std::memory_order_acq_rel)) {
       Py_DECREF(name); // another thread (free-threaded build) won the race
       name = expected;
     }
   }
   return name;
+}
+
+/// "__cuda_stream__".
+[[nodiscard]] inline PyObject* cuda_stream_name() noexcept {
+  static std::atomic<PyObject*> slot{nullptr};
+  return interned(slot, "__cuda_stream__");
+}
+
+/// "cuda_stream": torch's stream handle attribute.
+[[nodiscard]] inline PyObject* torch_handle_name() noexcept {
+  static std::atomic<PyObject*> slot{nullptr};
+  return interned(slot, "cuda_stream");
 }
 
 /// The short name of an object's type, for messages.
@@ -469,6 +484,38 @@ inline outcome read_integer(PyObject* obj, PyObject* item, const char* what, lon
   return outcome::ok;
 }
 
+/// Decodes the address element of (0, address) (borrowed).
+inline outcome decode_address(PyObject* obj, PyObject* address_item, stream_view& out) noexcept {
+  try {
+    long long address = 0;
+    int overflow = 0;
+    if (const outcome o = read_integer(obj, address_item, "stream address", address, overflow); o != outcome::ok) {
+      return o;
+    }
+    if (overflow < 0 || (overflow == 0 && address < 0)) {
+      PyObject* repr = PyObject_Repr(address_item);
+      if (repr == nullptr) return outcome::failed;
+      const char* text = PyUnicode_AsUTF8(repr);
+      std::string shown = text != nullptr ? text : "?";
+      Py_DECREF(repr);
+      if (text == nullptr) PyErr_Clear();
+      return fail(PyExc_ValueError, std::string("streamlike: ") + type_name(obj) +
+                                        ".__cuda_stream__ returned the negative stream address " + shown +
+                                        "; expected a cudaStream_t address >= 0 (0: the legacy default stream)");
+    }
+    if (overflow > 0) {
+      return fail(PyExc_ValueError, std::string("streamlike: ") + type_name(obj) +
+                                        ".__cuda_stream__ returned a stream address beyond 2**63 - 1; expected a "
+                                        "cudaStream_t address");
+    }
+    out = streamlike::from_cuda_stream_protocol(0, static_cast<std::int64_t>(address));
+    return outcome::ok;
+  } catch (...) {
+    set_error_from_current_exception();
+    return outcome::failed;
+  }
+}
+
 /// Decodes the (version, address) that __cuda_stream__ produced (a new reference, consumed).
 inline outcome decode_info(PyObject* obj, PyObject* info, stream_view& out) noexcept {
   struct release_on_exit {
@@ -529,32 +576,129 @@ inline outcome decode_info(PyObject* obj, PyObject* info, stream_view& out) noex
                                         "; only version 0 is defined, as in (0, address)");
     }
 
-    long long address = 0;
-    if (const outcome o = read_integer(obj, address_item, "stream address", address, overflow); o != outcome::ok) {
-      return o;
-    }
-    if (overflow < 0 || (overflow == 0 && address < 0)) {
-      PyObject* repr = PyObject_Repr(address_item);
-      if (repr == nullptr) return outcome::failed;
-      const char* text = PyUnicode_AsUTF8(repr);
-      std::string shown = text != nullptr ? text : "?";
-      Py_DECREF(repr);
-      if (text == nullptr) PyErr_Clear();
-      return fail(PyExc_ValueError, std::string("streamlike: ") + type_name(obj) +
-                                        ".__cuda_stream__ returned the negative stream address " + shown +
-                                        "; expected a cudaStream_t address >= 0 (0: the legacy default stream)");
-    }
-    if (overflow > 0) {
-      return fail(PyExc_ValueError, std::string("streamlike: ") + type_name(obj) +
-                                        ".__cuda_stream__ returned a stream address beyond 2**63 - 1; expected a "
-                                        "cudaStream_t address");
-    }
-    out = streamlike::from_cuda_stream_protocol(0, static_cast<std::int64_t>(address));
-    return outcome::ok;
+    return decode_address(obj, address_item, out);
   } catch (...) {
     set_error_from_current_exception();
     return outcome::failed;
   }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Known exporters: reading the handle without running __cuda_stream__.
+//
+// torch.cuda.Stream (and ExternalStream) implement the protocol in Python:
+//     def __cuda_stream__(self): return (0, self.cuda_stream)
+// Calling a Python function from C costs a new interpreter frame (about as much as the whole
+// bound call otherwise), so for an object whose class's __cuda_stream__ is that very function
+// (checked: a Python function whose __module__ is "torch.cuda.streams" and __qualname__
+// "Stream.__cuda_stream__") the handle is read from `cuda_stream` directly, which is what the
+// method returns. The verdict is cached per type, keyed on the type's version tag, so replacing
+// the method on the class (or a base) is noticed; a subclass that overrides it is not torch's.
+// Not noticed: an instance attribute named __cuda_stream__ shadowing the method on one torch
+// stream object. Anything unexpected (no `cuda_stream`, not an int) falls back to calling the
+// method. Set STREAMLIKE_PYTHON_PROTOCOL_ONLY=1 in the environment (read once) to always call it.
+// Free-threaded builds always call it (the cache relies on the GIL). CuPy's, cuda.core's and RMM's
+// methods are compiled (Cython): calling them from C is already cheap.
+
+enum class exporter_kind : unsigned char { protocol, torch };
+
+[[nodiscard]] inline bool known_exporters_enabled() noexcept {
+  static const bool enabled = [] {
+    const char* value = std::getenv("STREAMLIKE_PYTHON_PROTOCOL_ONLY");
+    return value == nullptr || value[0] == '\0' || (value[0] == '0' && value[1] == '\0');
+  }();
+  return enabled;
+}
+
+[[nodiscard]] inline bool attribute_is(PyObject* obj, const char* attribute, const char* expected) noexcept {
+  PyObject* value = PyObject_GetAttrString(obj, attribute);
+  if (value == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  const bool equal = PyUnicode_Check(value) && PyUnicode_CompareWithASCIIString(value, expected) == 0;
+  Py_DECREF(value);
+  return equal;
+}
+
+/// What the class's own __cuda_stream__ is. Looking it up on the type also gives the type a
+/// version tag (CPython assigns them on lookup).
+[[nodiscard]] inline exporter_kind classify_type(PyTypeObject* type, PyObject* name) noexcept {
+  PyObject* method = PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name);
+  if (method == nullptr) {
+    PyErr_Clear();
+    return exporter_kind::protocol;
+  }
+  exporter_kind kind = exporter_kind::protocol;
+  if (PyFunction_Check(method) && attribute_is(method, "__module__", "torch.cuda.streams") &&
+      attribute_is(method, "__qualname__", "Stream.__cuda_stream__")) {
+    kind = exporter_kind::torch;
+  }
+  Py_DECREF(method);
+  return kind;
+}
+
+/// The kind of `obj`'s type, cached for a few types (each cached type is kept alive by the
+/// cache, so its address cannot be reused by another type while cached).
+[[nodiscard]] inline exporter_kind exporter_kind_of(PyObject* obj, PyObject* name) noexcept {
+#if defined(Py_GIL_DISABLED)
+  (void)obj;
+  (void)name;
+  return exporter_kind::protocol;
+#else
+  if (!known_exporters_enabled()) return exporter_kind::protocol;
+  struct entry {
+    PyTypeObject* type = nullptr; // strong reference
+    unsigned int version = 0;
+    exporter_kind kind = exporter_kind::protocol;
+  };
+  constexpr unsigned slots = 8;
+  static entry cache[slots];
+  static unsigned next = 0;
+
+  PyTypeObject* type = Py_TYPE(obj);
+  entry* slot = nullptr;
+  for (entry& e : cache) {
+    if (e.type == type) {
+      if (e.version != 0 && e.version == type->tp_version_tag) return e.kind;
+      slot = &e; // the type changed since: classify again, in place
+      break;
+    }
+  }
+  const exporter_kind kind = classify_type(type, name);
+  const unsigned int version = type->tp_version_tag;
+  if (version == 0) return kind; // no tag to key on: not cached
+  if (slot == nullptr) {
+    slot = &cache[next];
+    next = (next + 1) % slots;
+    PyTypeObject* evicted = std::exchange(slot->type, nullptr);
+    Py_INCREF(type);
+    slot->type = type;
+    Py_XDECREF(evicted); // after the slot is consistent: a type's deallocation may run Python code
+  }
+  slot->version = version;
+  slot->kind = kind;
+  return kind;
+#endif
+}
+
+/// torch's handle, read from `cuda_stream`; `declined` (nothing set) if that does not work out,
+/// so the caller calls the method instead.
+[[nodiscard]] inline outcome read_torch_handle(PyObject* obj, stream_view& out) noexcept {
+  PyObject* name = torch_handle_name();
+  if (name == nullptr) {
+    PyErr_Clear();
+    return outcome::declined;
+  }
+  PyObject* handle = PyObject_GetAttr(obj, name);
+  if (handle == nullptr || !PyLong_CheckExact(handle)) {
+    Py_XDECREF(handle);
+    PyErr_Clear();
+    return outcome::declined;
+  }
+  const outcome o = decode_address(obj, handle, out);
+  Py_DECREF(handle);
+  return o;
 }
 
 /// Reads a stream view from any object with __cuda_stream__. `convert`: whether the binding is in
@@ -568,6 +712,10 @@ inline outcome decode_view(PyObject* obj, bool convert, stream_view& out) noexce
   }
   PyObject* name = cuda_stream_name();
   if (name == nullptr) return outcome::failed;
+
+  if (exporter_kind_of(obj, name) == exporter_kind::torch) {
+    if (const outcome o = read_torch_handle(obj, out); o != outcome::declined) return o;
+  }
 
   // The protocol: a method, called without making a bound method object.
   PyObject* call_args[2] = {nullptr, obj}; // slot 0 free for PY_VECTORCALL_ARGUMENTS_OFFSET

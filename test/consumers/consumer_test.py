@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Builds and runs one consumer project of streamlike, the way a user of that build system would.
+
+Usage: consumer_test.py KIND --source-root DIR --build-root DIR --work DIR
+                        --prefix P --libdir L --includedir I --version V --meson MESON...
+
+KIND (each project is copied from test/consumers/KIND into WORK/KIND, fresh, with consumer.cpp):
+  cmake  `meson install` of BUILD_ROOT, staged with --destdir, then a CMake project that calls
+         find_package(streamlike) (CMAKE_PREFIX_PATH: the staged prefix) and links streamlike::streamlike
+  make   the same staged install, then a plain Makefile using `pkg-config --cflags --libs streamlike`
+         (PKG_CONFIG_PATH: the staged pkgconfig folder; --define-variable=prefix relocates the
+         staged .pc, whose prefix is the configured one)
+  meson  a release-style tarball of the source tree (meson.build, meson_options.txt, include/, src/,
+         packaging/) offered through subprojects/streamlike.wrap, a [wrap-file] with [provide]
+         dependency_names = streamlike. The tarball sits in subprojects/packagecache/, where Meson
+         takes it instead of downloading (--wrap-mode=nodownload proves that), verifies its sha256 and
+         unpacks it; --force-fallback-for=streamlike keeps an installed streamlike out of the way.
+Each program must exit 0 and print its handles and "ok". Every check that fails says what it saw.
+Exit status: 0 pass, 1 fail, 77 skip (a tool the build system needs is missing).
+"""
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SKIP = 77
+TIMEOUT_S = 600
+SHOWN_LINES = 40
+RELEASE_PATHS = ["meson.build", "meson_options.txt", "include", "src", "packaging", "LICENSE", "README.md"]
+
+
+class Failure(Exception):
+    pass
+
+
+def run(cmd, cwd=None, env=None):
+    print("+ " + " ".join(str(c) for c in cmd), flush=True)
+    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=TIMEOUT_S)
+    if proc.returncode != 0:
+        lines = proc.stdout.splitlines()
+        raise Failure(f"exit status {proc.returncode}: {' '.join(str(c) for c in cmd)}\n" +
+                      "\n".join(lines[-SHOWN_LINES:]))
+    return proc.stdout
+
+
+def require_tools(*tools):
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        print(f"SKIP: not installed: {', '.join(missing)} (scripts/setup installs them)")
+        sys.exit(SKIP)
+
+
+def fresh_project(kind, work):
+    project = work / kind
+    shutil.rmtree(project, ignore_errors=True)
+    shutil.copytree(HERE / kind, project)
+    shutil.copy2(HERE / "consumer.cpp", project / "consumer.cpp")
+    return project
+
+
+def staged_install(args, project):
+    """meson install of the main build into PROJECT/stage; returns the staged prefix."""
+    stage = project / "stage"
+    run(args.meson + ["install", "-C", args.build_root, "--no-rebuild", "--quiet", "--destdir", stage])
+    prefix = stage / args.prefix.lstrip("/")
+    for installed in [staged(args, prefix, args.includedir) / "streamlike" / "streamlike.hpp",
+                      staged(args, prefix, args.libdir) / "pkgconfig" / "streamlike.pc",
+                      staged(args, prefix, args.libdir) / "cmake" / "streamlike" / "streamlikeConfig.cmake",
+                      staged(args, prefix, args.libdir) / "cmake" / "streamlike" / "streamlikeConfigVersion.cmake"]:
+        if not installed.is_file():
+            raise Failure(f"meson install did not install {installed.relative_to(stage)}")
+    return prefix
+
+
+def staged(args, prefix, folder):
+    """Where an install folder option (relative to the prefix, or absolute) lands under the stage."""
+    stage = Path(str(prefix)[: len(str(prefix)) - len(args.prefix.lstrip("/"))])
+    return stage / folder.lstrip("/") if os.path.isabs(folder) else prefix / folder
+
+
+def check_program(program, expected_consumer):
+    out = run([program])
+    print(out, end="")
+    expected = [f"streamlike consumer ({expected_consumer}): stream handle 0x1",
+                f"streamlike consumer ({expected_consumer}): stream handle 0x2",
+                f"streamlike consumer ({expected_consumer}): ok"]
+    for line in expected:
+        if line not in out.splitlines():
+            raise Failure(f"the program's output lacks the line {line!r}")
+
+
+def cmake_consumer(args, work):
+    require_tools("cmake")
+    project = fresh_project("cmake", work)
+    prefix = staged_install(args, project)
+    build = project / "build"
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    run(["cmake", "-S", project, "-B", build, *generator, f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release"])
+    # The package found must be the one just installed, not some other streamlike on the machine.
+    cache = (build / "CMakeCache.txt").read_text()
+    expected_dir = staged(args, prefix, args.libdir) / "cmake" / "streamlike"
+    if f"streamlike_DIR:PATH={expected_dir}" not in cache:
+        raise Failure(f"find_package(streamlike) did not use {expected_dir}")
+    run(["cmake", "--build", build])
+    check_program(build / "consumer", "CMake")
+
+
+def make_consumer(args, work):
+    require_tools("make", "pkg-config")
+    project = fresh_project("make", work)
+    prefix = staged_install(args, project)
+    env = dict(os.environ, PKG_CONFIG_PATH=str(staged(args, prefix, args.libdir) / "pkgconfig"))
+    pkg_config = f"pkg-config --define-variable=prefix={prefix}"
+    # The .pc file found must be the one just installed.
+    found_prefix = run(pkg_config.split() + ["--variable=prefix", "streamlike"], env=env).strip()
+    if found_prefix != str(prefix):
+        raise Failure(f"pkg-config found a streamlike with prefix {found_prefix}, expected {prefix}")
+    run(["make", "-C", project, f"PKG_CONFIG={pkg_config}"], env=env)
+    check_program(project / "consumer", "make + pkg-config")
+
+
+def release_tarball(args, destination):
+    """A tarball of the source tree as a release would ship it: streamlike-VERSION/..."""
+    top = f"streamlike-{args.version}"
+    root = Path(args.source_root)
+    with tarfile.open(destination, "w:gz") as tar:
+        for name in RELEASE_PATHS:
+            path = root / name
+            if path.exists():
+                tar.add(path, arcname=f"{top}/{name}",
+                        filter=lambda info: None if "__pycache__" in info.name else info)
+    return top
+
+
+def meson_consumer(args, work):
+    project = fresh_project("meson", work)
+    subprojects = project / "subprojects"
+    filename = f"streamlike-{args.version}.tar.gz"
+    cache = subprojects / "packagecache"
+    cache.mkdir(parents=True)
+    top = release_tarball(args, cache / filename)
+    digest = hashlib.sha256((cache / filename).read_bytes()).hexdigest()
+    template = (subprojects / "streamlike.wrap.in").read_text()
+    (subprojects / "streamlike.wrap.in").unlink()
+    (subprojects / "streamlike.wrap").write_text(
+        template.replace("@DIRECTORY@", top).replace("@FILENAME@", filename).replace("@SHA256@", digest)
+        .replace("@URL@", (cache / filename).as_uri()))
+    build = project / "build"
+    out = run(args.meson + ["setup", build, project, "--wrap-mode=nodownload", "--force-fallback-for=streamlike"])
+    # dependency('streamlike') must come from the subproject unpacked from the tarball, through its
+    # meson.override_dependency ("overridden"), and the library must be built inside this build.
+    lines = out.splitlines()
+    if not (subprojects / top / "meson.build").is_file():
+        raise Failure(f"the wrap was not unpacked into subprojects/{top}")
+    if not any(line.startswith("Executing subproject streamlike") for line in lines):
+        raise Failure("meson did not run the streamlike subproject:\n" + "\n".join(lines[-SHOWN_LINES:]))
+    if not any(line.startswith("Dependency streamlike") and "found: YES" in line and "(overridden)" in line
+               for line in lines):
+        raise Failure("dependency('streamlike') was not the subproject's override_dependency:\n" +
+                      "\n".join(line for line in lines if "streamlike" in line.lower()))
+    run(args.meson + ["compile", "-C", build])
+    if not list((build / "subprojects" / top).glob("libstreamlike.*")):
+        raise Failure(f"libstreamlike was not built in build/subprojects/{top}")
+    check_program(build / "consumer", "Meson subproject")
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("kind", choices=["cmake", "make", "meson"])
+    p.add_argument("--source-root", required=True)
+    p.add_argument("--build-root", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--prefix", required=True)
+    p.add_argument("--libdir", required=True)
+    p.add_argument("--includedir", required=True)
+    p.add_argument("--version", required=True)
+    p.add_argument("--meson", nargs="+", required=True, help="the meson command (last option)")
+    args = p.parse_args(argv)
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        {"cmake": cmake_consumer, "make": make_consumer, "meson": meson_consumer}[args.kind](args, work)
+    except Failure as e:
+        print(f"FAIL {args.kind} consumer: {e}")
+        return 1
+    print(f"PASS {args.kind} consumer")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,233 @@
+// The interposer behind call_counters.hpp. Each extern "C" function below has the exact signature
+// that cuda_runtime_api.h declares; the program exports it (meson export_dynamic: true), so the
+// dynamic linker binds every caller in the process to it, libstreamlike.so included. It forwards to
+// the next definition in lookup order, the real one in libcudart.so.
+#include "call_counters.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+namespace call_counters {
+namespace {
+
+struct state {
+  std::mutex mutex;
+  counts totals;
+  bool used = false;
+  std::set<cudaStream_t> live;
+  std::map<cudaStream_t, long long> destroy_calls;
+};
+
+// Never destroyed: streams are still destroyed after main returns (static shared_streams), when
+// a function-local static would already be gone.
+state& tracker() {
+  static state* const s = new state;
+  return *s;
+}
+
+// The real function: the next definition after this program's, in libcudart.so. Without it
+// nothing can work: say so and stop.
+template <class Fn>
+Fn real(const char* name) {
+  void* address = dlsym(RTLD_NEXT, name);
+  if (address == nullptr) {
+    std::fprintf(stderr, "call_counters: dlsym(RTLD_NEXT, \"%s\") found nothing: is libcudart.so linked?\n", name);
+    std::abort();
+  }
+  return reinterpret_cast<Fn>(address);
+}
+
+void created(cudaError_t status, const cudaStream_t* handle) {
+  if (status != cudaSuccess || handle == nullptr) return;
+  state& s = tracker();
+  const std::lock_guard lock(s.mutex);
+  s.used = true;
+  ++s.totals.stream_creates;
+  if (!s.live.insert(*handle).second) ++s.totals.creates_while_live;
+}
+
+} // namespace
+
+counts now() {
+  state& s = tracker();
+  const std::lock_guard lock(s.mutex);
+  counts c = s.totals;
+  c.live_streams = s.live.size();
+  return c;
+}
+
+counts since(const counts& a, const counts& b) {
+  counts d;
+  d.stream_creates = b.stream_creates - a.stream_creates;
+  d.stream_destroys = b.stream_destroys - a.stream_destroys;
+  d.stream_destroys_failed = b.stream_destroys_failed - a.stream_destroys_failed;
+  d.destroys_not_live = b.destroys_not_live - a.destroys_not_live;
+  d.creates_while_live = b.creates_while_live - a.creates_while_live;
+  d.event_creates = b.event_creates - a.event_creates;
+  d.event_destroys = b.event_destroys - a.event_destroys;
+  d.event_records = b.event_records - a.event_records;
+  d.stream_wait_events = b.stream_wait_events - a.stream_wait_events;
+  d.live_streams = b.live_streams;
+  return d;
+}
+
+bool active() {
+  state& s = tracker();
+  const std::lock_guard lock(s.mutex);
+  return s.used;
+}
+
+bool is_live(cudaStream_t handle) {
+  state& s = tracker();
+  const std::lock_guard lock(s.mutex);
+  return s.live.contains(handle);
+}
+
+std::set<cudaStream_t> live_streams() {
+  state& s = tracker();
+  const std::lock_guard lock(s.mutex);
+  return s.live;
+}
+
+long long destroy_calls_for(cudaStream_t handle) {
+  state& s = tracker();
+  const std::lock_guard lock(s.mutex);
+  const auto it = s.destroy_calls.find(handle);
+  return it == s.destroy_calls.end() ? 0 : it->second;
+}
+
+void forget(cudaStream_t handle) {
+  state& s = tracker();
+  const std::lock_guard lock(s.mutex);
+  s.live.erase(handle);
+}
+
+std::ostream& operator<<(std::ostream& os, const counts& c) {
+  return os << "{stream creates " << c.stream_creates << ", destroys " << c.stream_destroys << " (failed "
+            << c.stream_destroys_failed << "), destroys of a handle not live " << c.destroys_not_live
+            << ", creates of a handle still live " << c.creates_while_live << ", live " << c.live_streams
+            << "; event creates " << c.event_creates << ", destroys " << c.event_destroys << ", records "
+            << c.event_records << ", cudaStreamWaitEvent " << c.stream_wait_events << "}";
+}
+
+} // namespace call_counters
+
+using call_counters::real;
+using call_counters::tracker;
+
+extern "C" {
+
+cudaError_t cudaStreamCreate(cudaStream_t* pStream) {
+  using fn_type = cudaError_t (*)(cudaStream_t*);
+  static const fn_type fn = real<fn_type>(__func__);
+  const cudaError_t status = fn(pStream);
+  call_counters::created(status, pStream);
+  return status;
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* pStream, unsigned int flags) {
+  using fn_type = cudaError_t (*)(cudaStream_t*, unsigned int);
+  static const fn_type fn = real<fn_type>(__func__);
+  const cudaError_t status = fn(pStream, flags);
+  call_counters::created(status, pStream);
+  return status;
+}
+
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* pStream, unsigned int flags, int priority) {
+  using fn_type = cudaError_t (*)(cudaStream_t*, unsigned int, int);
+  static const fn_type fn = real<fn_type>(__func__);
+  const cudaError_t status = fn(pStream, flags, priority);
+  call_counters::created(status, pStream);
+  return status;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  using fn_type = cudaError_t (*)(cudaStream_t);
+  static const fn_type fn = real<fn_type>(__func__);
+  auto& s = tracker();
+  {
+    // Counted before the real call: once it returns, another thread may be handed the same handle.
+    const std::lock_guard lock(s.mutex);
+    s.used = true;
+    ++s.destroy_calls[stream];
+    if (s.live.erase(stream) == 1) {
+      ++s.totals.stream_destroys;
+    } else {
+      ++s.totals.destroys_not_live;
+    }
+  }
+  const cudaError_t status = fn(stream);
+  if (status != cudaSuccess) {
+    const std::lock_guard lock(s.mutex);
+    ++s.totals.stream_destroys_failed;
+  }
+  return status;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  using fn_type = cudaError_t (*)(cudaEvent_t*);
+  static const fn_type fn = real<fn_type>(__func__);
+  const cudaError_t status = fn(event);
+  if (status == cudaSuccess) {
+    auto& s = tracker();
+    const std::lock_guard lock(s.mutex);
+    s.used = true;
+    ++s.totals.event_creates;
+  }
+  return status;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  using fn_type = cudaError_t (*)(cudaEvent_t*, unsigned int);
+  static const fn_type fn = real<fn_type>(__func__);
+  const cudaError_t status = fn(event, flags);
+  if (status == cudaSuccess) {
+    auto& s = tracker();
+    const std::lock_guard lock(s.mutex);
+    s.used = true;
+    ++s.totals.event_creates;
+  }
+  return status;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  using fn_type = cudaError_t (*)(cudaEvent_t);
+  static const fn_type fn = real<fn_type>(__func__);
+  {
+    auto& s = tracker();
+    const std::lock_guard lock(s.mutex);
+    s.used = true;
+    ++s.totals.event_destroys;
+  }
+  return fn(event);
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  using fn_type = cudaError_t (*)(cudaEvent_t, cudaStream_t);
+  static const fn_type fn = real<fn_type>(__func__);
+  {
+    auto& s = tracker();
+    const std::lock_guard lock(s.mutex);
+    s.used = true;
+    ++s.totals.event_records;
+  }
+  return fn(event, stream);
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  using fn_type = cudaError_t (*)(cudaStream_t, cudaEvent_t, unsigned int);
+  static const fn_type fn = real<fn_type>(__func__);
+  {
+    auto& s = tracker();
+    const std::lock_guard lock(s.mutex);
+    s.used = true;
+    ++s.totals.stream_wait_events;
+  }
+  return fn(stream, event, flags);
+}
+
+} // extern "C"

@@ -1,0 +1,86 @@
+// The ordering experiment shared by ordering.cu and device_reset.cu: producer/consumer rounds in
+// which the consumer reads a flag that a long-running producer kernel writes at its very end.
+// Header-only; links with gpu_support and timed_kernels.
+#ifndef STREAMLIKE_TEST_GPU_ORDERING_CHECKS_HPP
+#define STREAMLIKE_TEST_GPU_ORDERING_CHECKS_HPP
+
+#include "gpu_support.hpp"
+#include "timed_kernels.hpp"
+
+#include <streamlike/device_guard.hpp>
+#include <streamlike/ordering.hpp>
+#include <streamlike/stream_view.hpp>
+
+#include <doctest/doctest.h>
+
+#include <ostream>
+
+namespace gpu_test {
+
+struct rounds_seen {
+  int set = 0;       // the consumer saw the producer's flag: ordered
+  int unset = 0;     // the consumer ran before the producer finished
+  int never_ran = 0; // the consumer's kernel did not run at all
+  int rounds = 0;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const rounds_seen& r) {
+  return os << r.set << " of " << r.rounds << " consumer reads saw the flag set, " << r.unset << " saw it unset, "
+            << r.never_ran << " never ran";
+}
+
+// Queues `rounds` rounds without waiting in between: a producer kernel that spins `producer_ns`
+// and then sets flag[i]; then, if `with_wait`, streamlike::wait(consumer, producer); then a
+// consumer kernel that records whether it saw flag[i] set. Each round uses a fresh flag, and
+// each wait re-records the cached event while the earlier rounds are still queued (a wait must
+// capture the event's state when it is queued). Every launch runs with its stream's device
+// current; the wait() calls alternate between the caller's current device and the consumer's,
+// so across devices waits run with either one current. Returns what the consumers saw.
+inline rounds_seen run_rounds(streamlike::stream_view producer, streamlike::stream_view consumer, int rounds,
+                              bool with_wait, unsigned long long producer_ns = 2'000'000) {
+  mapped_ints flags{static_cast<std::size_t>(rounds)}; // zeroed; mapped host memory: any device reaches it
+  mapped_ints seen{static_cast<std::size_t>(rounds)};
+  for (int i = 0; i < rounds; ++i) {
+    {
+      const streamlike::device_guard on_producer(producer);
+      GPU_REQUIRE_CUDA(launch_spin_then_write(producer.get(), flags.device() + i, i + 1, producer_ns));
+    }
+    if (with_wait) {
+      if (i % 2 == 0) {
+        streamlike::wait(consumer, producer); // whatever device is current
+      } else {
+        const streamlike::device_guard on_consumer(consumer);
+        streamlike::wait(consumer, producer);
+      }
+    }
+    {
+      const streamlike::device_guard on_consumer(consumer);
+      GPU_REQUIRE_CUDA(launch_observe(consumer.get(), flags.device() + i, i + 1, seen.device() + i));
+    }
+  }
+  consumer.sync();
+  producer.sync();
+  rounds_seen result;
+  result.rounds = rounds;
+  for (int i = 0; i < rounds; ++i) {
+    switch (seen.read(static_cast<std::size_t>(i))) {
+      case 1: ++result.set; break;
+      case 2: ++result.unset; break;
+      default: ++result.never_ran; break;
+    }
+  }
+  return result;
+}
+
+// The assertion: with wait(), every round is ordered. Without it the same rounds are allowed to
+// race; their outcome is only reported (it shows the experiment can tell the difference).
+inline void check_ordered_rounds(streamlike::stream_view producer, streamlike::stream_view consumer, int rounds = 100) {
+  const rounds_seen ordered = run_rounds(producer, consumer, rounds, true);
+  CHECK_MESSAGE(ordered.set == rounds, "with wait(consumer, producer): " << ordered);
+  const rounds_seen unordered = run_rounds(producer, consumer, rounds, false);
+  MESSAGE("for comparison, without wait (allowed to race, not asserted): " << unordered);
+}
+
+} // namespace gpu_test
+
+#endif // STREAMLIKE_TEST_GPU_ORDERING_CHECKS_HPP

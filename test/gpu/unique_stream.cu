@@ -1,0 +1,120 @@
+// streamlike/unique_stream.hpp on a device: the move-only owner destroys exactly the streams it
+// owns, exactly once (counted by interposing cudaStreamCreate*/cudaStreamDestroy), never one it
+// released or was moved out of, and work runs on the streams it creates and adopts.
+#include "call_counters.hpp"
+#include "gpu_support.hpp"
+#include "ownership_checks.hpp"
+#include "timed_kernels.hpp"
+
+#include <streamlike/get_stream.hpp>
+#include <streamlike/unique_stream.hpp>
+
+#include <doctest/doctest.h>
+
+#include <utility>
+
+namespace {
+using streamlike::unique_stream;
+} // namespace
+
+TEST_CASE("the interposer sees libstreamlike's own calls (or every count in this program is vacuous)") {
+  const call_counters::counts before = call_counters::now();
+  { const unique_stream u = unique_stream::create(); }
+  const call_counters::counts d = call_counters::since(before, call_counters::now());
+  REQUIRE_MESSAGE(d.stream_creates == 1, "unique_stream::create: the interposer saw " << d.stream_creates
+                                                                                       << " creations, expected 1");
+  REQUIRE_MESSAGE(d.stream_destroys == 1, "~unique_stream: the interposer saw " << d.stream_destroys
+                                                                                 << " destroys, expected 1");
+}
+
+TEST_CASE("lifecycle: unique_stream::create and two moves, 100,000 times") {
+  gpu_test::check_lifecycle("unique_stream::create", gpu_test::lifecycle_streams(), [](long) {
+    unique_stream u = unique_stream::create();
+    const cudaStream_t handle = u.get();
+    unique_stream v = std::move(u); // the moved-from owner must not destroy it
+    unique_stream w;
+    w = std::move(v);
+    return !u && !v && w && w.get() == handle && call_counters::is_live(handle);
+  });
+}
+
+TEST_CASE("lifecycle: unique_stream::adopt of a cudaStreamCreateWithFlags'd handle, 100,000 times") {
+  gpu_test::check_lifecycle("unique_stream::adopt", gpu_test::lifecycle_streams(), [](long) {
+    cudaStream_t handle{};
+    if (cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking) != cudaSuccess) return false;
+    const unique_stream u = unique_stream::adopt(handle);
+    return u.get() == handle;
+  });
+}
+
+TEST_CASE("lifecycle: release() hands the stream back; the owner no longer destroys it") {
+  // Each stream is destroyed once, by the test after release(): had ~unique_stream destroyed it
+  // too, the interposer would count a destroy of a handle no longer live.
+  gpu_test::check_lifecycle("unique_stream::release", gpu_test::lifecycle_streams() / 10, [](long) {
+    cudaStream_t handle{};
+    {
+      unique_stream u = unique_stream::create();
+      handle = u.release();
+      if (u) return false;
+    }
+    const bool alive = call_counters::is_live(handle);
+    return cudaStreamDestroy(handle) == cudaSuccess && alive;
+  });
+}
+
+TEST_CASE("move-assigning over an owner destroys the stream it owned, at once") {
+  unique_stream a = unique_stream::create();
+  unique_stream b = unique_stream::create();
+  const cudaStream_t old = a.get();
+  const cudaStream_t kept = b.get();
+  const long long destroys_before = call_counters::destroy_calls_for(old);
+  a = std::move(b);
+  CHECK(call_counters::destroy_calls_for(old) - destroys_before == 1);
+  CHECK_FALSE(call_counters::is_live(old));
+  CHECK(a.get() == kept);
+  CHECK(call_counters::is_live(kept));
+}
+
+TEST_CASE("work runs on created and adopted unique_streams") {
+  SUBCASE("created") {
+    const unique_stream u = unique_stream::create();
+    gpu_test::check_work_runs_on(streamlike::get_stream(u));
+  }
+  SUBCASE("created blocking") {
+    const unique_stream u = unique_stream::create({.non_blocking = false});
+    unsigned int flags = 99;
+    GPU_REQUIRE_CUDA(cudaStreamGetFlags(u.get(), &flags));
+    CHECK(flags == cudaStreamDefault);
+    gpu_test::check_work_runs_on(streamlike::get_stream(u));
+  }
+  SUBCASE("adopted") {
+    cudaStream_t handle{};
+    GPU_REQUIRE_CUDA(cudaStreamCreate(&handle));
+    const unique_stream u = unique_stream::adopt(handle);
+    gpu_test::check_work_runs_on(streamlike::get_stream(u));
+    gpu_test::check_runs_on(handle, u.view());
+  }
+}
+
+TEST_CASE("unique_stream on a device that is not current (needs two GPUs)") {
+  if (gpu_test::device_count() < 2) {
+    MESSAGE("skipped: one CUDA device; creating on a device that is not current needs two");
+    return;
+  }
+  GPU_REQUIRE_CUDA(cudaSetDevice(0));
+  const call_counters::counts before = call_counters::now();
+  {
+    const unique_stream u = unique_stream::create({.device = 1});
+    int current = -1;
+    GPU_REQUIRE_CUDA(cudaGetDevice(&current));
+    CHECK(current == 0);
+    CHECK(u.view().device() == 1);
+    gpu_test::check_work_runs_on(u.view());
+  }
+  const call_counters::counts d = call_counters::since(before, call_counters::now());
+  CHECK(d.stream_destroys == 1);
+  CHECK(d.stream_destroys_failed == 0); // destroyed on its own device
+  int current = -1;
+  GPU_REQUIRE_CUDA(cudaGetDevice(&current));
+  CHECK(current == 0);
+}

@@ -1,0 +1,20 @@
+// The nanobind test module: bridge_functions.hpp bound with streamlike/python/nanobind.hpp.
+#include <streamlike/python/nanobind.hpp>
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/vector.h>
+
+#include "bridge_functions.hpp"
+
+namespace nb = nanobind;
+
+NB_MODULE(streamlike_nb_test, m) {
+  bridge_test::bind_all(m);
+  m.def("release_held_on_other_thread", &bridge_test::release_held_on_other_thread,
+        nb::call_guard<nb::gil_scoped_release>());
+  m.attr("binding") = "nanobind";
+  // The type C++ streams become, for isinstance checks.
+  PyObject* stream_type = reinterpret_cast<PyObject*>(streamlike::python::stream_type());
+  if (stream_type == nullptr) throw nb::python_error();
+  m.attr("Stream") = nb::borrow(stream_type);
+}

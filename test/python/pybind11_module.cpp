@@ -1,0 +1,19 @@
+// The pybind11 test module: bridge_functions.hpp bound with streamlike/python/pybind11.hpp.
+#include <streamlike/python/pybind11.hpp>
+
+#include <pybind11/stl.h>
+
+#include "bridge_functions.hpp"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(streamlike_pb_test, m) {
+  bridge_test::bind_all(m);
+  m.def("release_held_on_other_thread", &bridge_test::release_held_on_other_thread,
+        py::call_guard<py::gil_scoped_release>());
+  m.attr("binding") = "pybind11";
+  // The type C++ streams become, for isinstance checks.
+  PyObject* stream_type = reinterpret_cast<PyObject*>(streamlike::python::stream_type());
+  if (stream_type == nullptr) throw py::error_already_set();
+  m.attr("Stream") = py::reinterpret_borrow<py::object>(stream_type);
+}
