@@ -13,8 +13,12 @@ namespace streamlike {
 namespace detail {
 namespace {
 
-// One event per device for this thread. Thread-local, so no lock on the hot path; destroyed at
-// thread exit (the main thread's thread_locals die before the runtime's own exit handlers run).
+// One event per CUDA context for this thread, found by the context's unique id (cuCtxGetId).
+// Keyed by context id rather than by device: after cudaDeviceReset a device has a new primary
+// context with a new id, so an event of the dead context is never used again (using it would
+// touch a dangling handle), and streams of driver-API or green contexts get events of their own.
+// Thread-local, so no lock on the hot path; released at thread exit (the main thread's
+// thread_locals die before the runtime's own exit handlers run).
 class event_cache {
 public:
   event_cache() = default;
@@ -22,34 +26,60 @@ public:
   event_cache& operator=(const event_cache&) = delete;
 
   ~event_cache() {
-    for (std::size_t device = 0; device < slots_.size(); ++device) {
-      const slot& s = slots_[device];
-      // After cudaDeviceReset the event died with its context: do not touch the stale handle.
-      if (s.event != nullptr && driver::primary_context_id(static_cast<int>(device)) == s.context_id) {
-        if (cudaEventDestroy(s.event) != cudaSuccess) cudaGetLastError();
-      }
+    for (const slot& s : slots_) {
+      if (still_alive(s) && cudaEventDestroy(s.event) != cudaSuccess) cudaGetLastError();
     }
   }
 
-  cudaEvent_t get(int device) {
-    if (device >= static_cast<int>(slots_.size())) slots_.resize(static_cast<std::size_t>(device) + 1);
-    slot& s = slots_[static_cast<std::size_t>(device)];
-    if (s.event == nullptr) {
-      const device_guard on_device(device);
-      throw_if_error(cudaEventCreateWithFlags(&s.event, cudaEventDisableTiming), "stream_view::wait: cudaEventCreateWithFlags");
-      s.context_id = driver::primary_context_id(device);
+  /// The event to record on `producer`; created on first use in the producer's context.
+  cudaEvent_t get(cudaStream_t producer) {
+    const unsigned long long context_id = context_of(producer);
+    for (const slot& s : slots_) {
+      if (s.context_id == context_id) return s.event;
     }
-    return s.event;
+    return add(producer, context_id);
   }
-
-  // The event's context is gone (the device was reset): forget the handle, make a new one next time.
-  void forget(int device) noexcept { slots_[static_cast<std::size_t>(device)] = slot{}; }
 
 private:
   struct slot {
-    cudaEvent_t event = nullptr;
     unsigned long long context_id = 0;
+    int device = -1;
+    bool primary = false; // the device's primary context, which cudaDeviceReset destroys
+    cudaEvent_t event = nullptr;
   };
+
+  static unsigned long long context_of(cudaStream_t stream) {
+    const auto& drv = driver::get();
+    CUcontext ctx = nullptr;
+    unsigned long long id = 0;
+    if (drv.stream_get_ctx == nullptr || drv.ctx_get_id == nullptr || drv.stream_get_ctx(stream, &ctx) != CUDA_SUCCESS ||
+        drv.ctx_get_id(ctx, &id) != CUDA_SUCCESS) {
+      // The runtime names the same failure (an invalid handle, no driver) in its own words.
+      int device = -1;
+      throw_if_error(cudaStreamGetDevice(stream, &device), "stream_view::wait: cudaStreamGetDevice");
+      throw error(cudaErrorInvalidResourceHandle, "stream_view::wait", "cannot identify the producer stream's context");
+    }
+    return id;
+  }
+
+  // A primary-context event whose device was reset died with it: its handle must not be touched.
+  // Other contexts belong to whoever made them, who must keep them alive while they are used.
+  static bool still_alive(const slot& s) noexcept {
+    return !s.primary || driver::primary_context_id(s.device) == s.context_id;
+  }
+
+  cudaEvent_t add(cudaStream_t producer, unsigned long long context_id) {
+    // Forget events of contexts that are gone (without destroying them: they died with it).
+    std::erase_if(slots_, [](const slot& s) { return !still_alive(s); });
+    int device = -1;
+    throw_if_error(cudaStreamGetDevice(producer, &device), "stream_view::wait: cudaStreamGetDevice");
+    const device_guard on_device(device);
+    cudaEvent_t event = nullptr;
+    throw_if_error(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "stream_view::wait: cudaEventCreateWithFlags");
+    slots_.push_back(slot{context_id, device, driver::primary_context_id(device) == context_id, event});
+    return event;
+  }
+
   std::vector<slot> slots_;
 };
 
@@ -58,26 +88,14 @@ event_cache& this_thread_events() {
   return cache;
 }
 
-bool context_lost(cudaError_t status) noexcept {
-  return status == cudaErrorInvalidResourceHandle || status == cudaErrorContextIsDestroyed;
-}
-
 } // namespace
 } // namespace detail
 
 void stream_view::wait(stream_view producer) const {
   if (producer.handle_ == handle_) return;
-  int device = -1;
-  detail::throw_if_error(cudaStreamGetDevice(producer.handle_, &device), "stream_view::wait: cudaStreamGetDevice");
-  auto& cache = detail::this_thread_events();
-  cudaError_t status = cudaEventRecord(cache.get(device), producer.handle_);
-  if (detail::context_lost(status)) { // a stale cached event after cudaDeviceReset: retry once with a new one
-    cudaGetLastError();
-    cache.forget(device);
-    status = cudaEventRecord(cache.get(device), producer.handle_);
-  }
-  detail::throw_if_error(status, "stream_view::wait: cudaEventRecord");
-  detail::throw_if_error(cudaStreamWaitEvent(handle_, cache.get(device), 0), "stream_view::wait: cudaStreamWaitEvent");
+  const cudaEvent_t event = detail::this_thread_events().get(producer.handle_);
+  detail::throw_if_error(cudaEventRecord(event, producer.handle_), "stream_view::wait: cudaEventRecord");
+  detail::throw_if_error(cudaStreamWaitEvent(handle_, event, 0), "stream_view::wait: cudaStreamWaitEvent");
 }
 
 event event::create(const event_options& options) {

@@ -1,6 +1,9 @@
 // streamlike/unique_stream.hpp: the move-only owning stream, one pointer in size.
 //
-// For code that needs no sharing; the canonical stream_owner. CCCL 3.0 (CUDA 13.0) has no owning
+// For code that needs no sharing; the canonical stream_owner. One pointer leaves no room to
+// remember the stream's context, so a unique_stream must not outlive a cudaDeviceReset of its
+// device (the handle is dead, as any raw handle is); export_stream(std::move(u)) moves it into a
+// shared_stream, which is reset-safe. CCCL 3.0 (CUDA 13.0) has no owning
 // stream at all (cuda::stream arrives in 3.1). export_stream(std::move(u)) turns it into a
 // shared_stream without creating a new stream.
 #ifndef STREAMLIKE_UNIQUE_STREAM_HPP

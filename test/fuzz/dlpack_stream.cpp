@@ -1,0 +1,53 @@
+// libFuzzer target: streamlike::from_dlpack_stream(optional<int64>), the decoder of DLPack's
+// `__dlpack__(stream=...)` for CUDA. Input: one byte whose low bit says whether the value is
+// present (0: None), then the value, 8 bytes little-endian (see fuzz_support.hpp). The contract
+// (stream_encodings.hpp):
+//   None -> legacy default;  -1 -> empty (no synchronization);  1 -> legacy default;
+//   2 -> per-thread default;  > 2 -> the handle itself;
+//   0 or < -1 -> std::invalid_argument naming "DLPack" and the value; never any other exception.
+#include "fuzz_support.hpp"
+
+#include <streamlike/stream_encodings.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace {
+constexpr const char* target = "fuzz_dlpack_stream";
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::input in(data, size);
+  const bool present = (in.take<std::uint8_t>() & 1U) != 0;
+  const auto raw = in.take<std::int64_t>();
+  const std::optional<std::int64_t> stream = present ? std::optional<std::int64_t>(raw) : std::nullopt;
+  const std::string shown = present ? std::to_string(raw) : std::string("None");
+  const bool refused = present && (raw == 0 || raw < -1);
+  try {
+    const std::optional<streamlike::stream_view> view = streamlike::from_dlpack_stream(stream);
+    fuzz::require(!refused, target, "accepted stream=" + shown + ", which DLPack does not allow");
+    std::optional<streamlike::stream_view> expected;
+    if (!present || raw == 1) {
+      expected = streamlike::stream_view::legacy_default();
+    } else if (raw == -1) {
+      expected = std::nullopt;
+    } else if (raw == 2) {
+      expected = streamlike::stream_view::per_thread_default();
+    } else {
+      expected = fuzz::view_of(static_cast<std::uint64_t>(raw));
+    }
+    fuzz::require(view == expected, target,
+                  "stream=" + shown + " decoded to " + fuzz::describe(view) + ", expected " + fuzz::describe(expected));
+  } catch (const std::invalid_argument& e) {
+    fuzz::require(refused, target, "refused the valid stream=" + shown + ": " + e.what());
+    fuzz::require_refusal_message(target, e.what(), "DLPack __dlpack__(stream=)", shown);
+    if (raw == 0) fuzz::require(fuzz::contains(e.what(), "ambiguous"), target, "0 is refused without saying why: " + std::string(e.what()));
+  } catch (const std::exception& e) {
+    fuzz::violated(target, "stream=" + shown + " threw something other than std::invalid_argument: " + e.what());
+  } catch (...) {
+    fuzz::violated(target, "stream=" + shown + " threw a non-std exception");
+  }
+  return 0;
+}
