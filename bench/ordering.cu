@@ -11,9 +11,10 @@
 //   wait/event_per_call:create+record+wait+destroy        cudaEventCreateWithFlags(DisableTiming) +
 //                                                         the floor + cudaEventDestroy, each call
 //   wait/streamlike::wait(cudaStream_t,cudaStream_t)      shown: the same wait on raw handles
-//   diag/cudaStreamGetDevice                              shown: the one call wait() makes besides
-//                                                         the floor's two (it picks the producer's
-//                                                         device's cached event)
+//   diag/cudaStreamGetDevice                              shown, for scale: one cheap runtime query
+//                                                         (wait() itself finds the producer's cached
+//                                                         event by context id: cuStreamGetCtx +
+//                                                         cuCtxGetId, included in its own row)
 //   diag/streamlike::wait(same_stream)                    shown: the no-op for one stream
 //
 // All rows use the same two non-blocking streams (made by shared_stream::create), on which
