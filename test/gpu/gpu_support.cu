@@ -140,4 +140,10 @@ unsigned long long stream_id(cudaStream_t stream) {
   return id;
 }
 
+priority_range device_priorities() {
+  priority_range range;
+  GPU_REQUIRE_CUDA(cudaDeviceGetStreamPriorityRange(&range.least, &range.greatest));
+  return range;
+}
+
 } // namespace gpu_test

@@ -85,6 +85,14 @@ void check_runs_on(cudaStream_t owner, streamlike::stream_view view);
 // cudaStreamGetId (CUDA 12+): unique across the process, unlike handles.
 [[nodiscard]] unsigned long long stream_id(cudaStream_t stream);
 
+// The current device's stream priorities (cudaDeviceGetStreamPriorityRange): tests create streams
+// at both ends and check that the priority asked for is the one the driver reports.
+struct priority_range {
+  int least = 0;    // the numerically greatest value: lowest priority
+  int greatest = 0; // the numerically least value: highest priority
+};
+[[nodiscard]] priority_range device_priorities();
+
 } // namespace gpu_test
 
 #endif // STREAMLIKE_TEST_GPU_SUPPORT_HPP

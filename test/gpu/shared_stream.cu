@@ -25,6 +25,8 @@ namespace {
 
 using streamlike::shared_stream;
 using streamlike::stream_view;
+using gpu_test::device_priorities;
+using gpu_test::priority_range;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -32,17 +34,6 @@ int current_device() {
   int device = -1;
   GPU_REQUIRE_CUDA(cudaGetDevice(&device));
   return device;
-}
-
-struct priority_range {
-  int least = 0;
-  int greatest = 0;
-};
-
-priority_range device_priorities() {
-  priority_range range;
-  GPU_REQUIRE_CUDA(cudaDeviceGetStreamPriorityRange(&range.least, &range.greatest));
-  return range;
 }
 
 } // namespace

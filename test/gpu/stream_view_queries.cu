@@ -22,6 +22,8 @@ namespace {
 
 using streamlike::shared_stream;
 using streamlike::stream_view;
+using gpu_test::device_priorities;
+using gpu_test::priority_range;
 
 struct raw_facts {
   int device = -1;
@@ -58,17 +60,6 @@ void check_shared_agrees(const shared_stream& s, const std::string& what) {
   CHECK(s.id() == raw.id);
   CHECK(s.flags() == raw.flags);
   CHECK(s.priority() == raw.priority);
-}
-
-struct priority_range {
-  int least = 0;
-  int greatest = 0;
-};
-
-priority_range device_priorities() {
-  priority_range range;
-  GPU_REQUIRE_CUDA(cudaDeviceGetStreamPriorityRange(&range.least, &range.greatest));
-  return range;
 }
 
 } // namespace

@@ -4,6 +4,8 @@
 #include <streamlike/device_guard.hpp>
 #include <streamlike/error.hpp>
 
+#include "host_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -15,38 +17,9 @@
 
 using streamlike::device_guard;
 using streamlike::stream_view;
-
-namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-template <class Exception, class F>
-std::optional<Exception> thrown(F&& f) {
-  try {
-    std::forward<F>(f)();
-  } catch (const Exception& e) {
-    return e;
-  }
-  return std::nullopt;
-}
-
-bool device_present() {
-  int count = 0;
-  const bool present = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  (void)cudaGetLastError();
-  return present;
-}
-
-void check_no_device_error(const std::optional<streamlike::error>& e, const char* call) {
-  REQUIRE_MESSAGE(e.has_value(), "expected streamlike::error from " << call);
-  const std::string what = e->what();
-  CHECK_MESSAGE(contains(what, call), what);
-  CHECK_MESSAGE(((e->code() == cudaErrorInsufficientDriver && contains(what, "cudaErrorInsufficientDriver")) ||
-                 (e->code() == cudaErrorNoDevice && contains(what, "cudaErrorNoDevice"))),
-                what);
-}
-
-} // namespace
+using host_test::thrown;
+using host_test::device_present;
+using host_test::check_no_device_error;
 
 TEST_CASE("device_guard is scoped: not copyable, not movable, made only explicitly, never throws when destroyed") {
   static_assert(!std::is_copy_constructible_v<device_guard>);

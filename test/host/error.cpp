@@ -2,6 +2,8 @@
 // code, and its message names the operation, the error's name and its text.
 #include <streamlike/error.hpp>
 
+#include "host_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -11,11 +13,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-} // namespace
+using host_test::contains;
 
 TEST_CASE("streamlike::error is a std::runtime_error") {
   static_assert(std::is_base_of_v<std::runtime_error, streamlike::error>);

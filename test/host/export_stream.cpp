@@ -8,6 +8,8 @@
 #include <streamlike/tag_invoke.hpp>
 #include <streamlike/unique_stream.hpp>
 
+#include "host_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -25,20 +27,10 @@
 
 using streamlike::shared_stream;
 using streamlike::stream_view;
+using host_test::contains;
+using host_test::thrown;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-template <class Exception, class F>
-std::optional<Exception> thrown(F&& f) {
-  try {
-    std::forward<F>(f)();
-  } catch (const Exception& e) {
-    return e;
-  }
-  return std::nullopt;
-}
 
 // When set, the calling thread's next operator new throws std::bad_alloc (and clears it).
 thread_local bool fail_next_allocation = false;

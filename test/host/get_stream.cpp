@@ -8,6 +8,8 @@
 
 #include <streamlike/stream_like.hpp>
 
+#include "host_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <concepts>
@@ -18,9 +20,7 @@
 
 using streamlike::get_stream_t;
 using streamlike::stream_view;
-
-// A fake handle: a distinct address, never dereferenced.
-inline cudaStream_t fake_handle(std::uintptr_t address) { return reinterpret_cast<cudaStream_t>(address); }
+using host_test::fake_handle;
 
 namespace {
 

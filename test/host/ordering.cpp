@@ -6,6 +6,8 @@
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/unique_stream.hpp>
 
+#include "host_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -18,40 +20,12 @@
 
 using streamlike::shared_stream;
 using streamlike::stream_view;
+using host_test::thrown;
+using host_test::device_present;
+using host_test::check_no_device_error;
+using host_test::fake_handle;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-template <class Exception, class F>
-std::optional<Exception> thrown(F&& f) {
-  try {
-    std::forward<F>(f)();
-  } catch (const Exception& e) {
-    return e;
-  }
-  return std::nullopt;
-}
-
-bool device_present() {
-  int count = 0;
-  const bool present = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  (void)cudaGetLastError();
-  return present;
-}
-
-void check_no_device_error(const std::optional<streamlike::error>& e, const char* call) {
-  REQUIRE_MESSAGE(e.has_value(), "expected streamlike::error from " << call);
-  const std::string what = e->what();
-  CHECK_MESSAGE(contains(what, call), what);
-  CHECK_MESSAGE(((e->code() == cudaErrorInsufficientDriver && contains(what, "cudaErrorInsufficientDriver")) ||
-                 (e->code() == cudaErrorNoDevice && contains(what, "cudaErrorNoDevice"))),
-                what);
-}
-
-cudaStream_t fake_handle(std::uintptr_t address) {
-  return reinterpret_cast<cudaStream_t>(address); // NOLINT(performance-no-int-to-ptr)
-}
 
 template <class Consumer, class Producer>
 concept can_wait = requires(Consumer&& c, Producer&& p) {

@@ -9,6 +9,8 @@
 #include <streamlike/stream_like.hpp>
 #include <streamlike/stream_owner.hpp>
 
+#include "host_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -29,35 +31,12 @@
 
 using streamlike::shared_stream;
 using streamlike::stream_view;
+using host_test::contains;
+using host_test::thrown;
+using host_test::device_present;
+using host_test::check_no_device_error;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// The exception `f` throws, if it is an `Exception`; empty if it throws nothing.
-template <class Exception, class F>
-std::optional<Exception> thrown(F&& f) {
-  try {
-    std::forward<F>(f)();
-  } catch (const Exception& e) {
-    return e;
-  }
-  return std::nullopt;
-}
-
-// True where a CUDA device is usable: the no-device checks below do not apply there.
-bool device_present() {
-  int count = 0;
-  const bool present = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  (void)cudaGetLastError();
-  return present;
-}
-
-bool names_missing_device(const streamlike::error& e) {
-  const std::string what = e.what();
-  return (e.code() == cudaErrorInsufficientDriver && contains(what, "cudaErrorInsufficientDriver")) ||
-         (e.code() == cudaErrorNoDevice && contains(what, "cudaErrorNoDevice"));
-}
 
 // A keep-alive object that counts how often a live instance is destroyed (moved-from shells
 // do not count), so "released exactly once" is observable.
@@ -438,10 +417,7 @@ TEST_CASE("default streams cache no facts: their queries ask CUDA (and fail with
     return;
   }
   const shared_stream per_thread = shared_stream::per_thread_default();
-  const auto e = thrown<streamlike::error>([&] { (void)per_thread.device(); });
-  REQUIRE(e.has_value());
-  CHECK(contains(e->what(), "cudaStreamGetDevice"));
-  CHECK(names_missing_device(*e));
+  check_no_device_error(thrown<streamlike::error>([&] { (void)per_thread.device(); }), "cudaStreamGetDevice");
   CHECK_THROWS_AS((void)holding(0).priority(), streamlike::error);
 }
 
@@ -452,11 +428,8 @@ TEST_CASE("create() without a device throws streamlike::error naming the operati
   }
   for (const streamlike::stream_options& options :
        {streamlike::stream_options{}, streamlike::stream_options{.device = 0, .priority = 0, .non_blocking = false}}) {
-    const auto e = thrown<streamlike::error>([&] { (void)shared_stream::create(options); });
-    REQUIRE(e.has_value());
-    const std::string what = e->what();
-    CHECK_MESSAGE(contains(what, "shared_stream::create"), what);
-    CHECK_MESSAGE(names_missing_device(*e), what);
+    check_no_device_error(thrown<streamlike::error>([&] { (void)shared_stream::create(options); }),
+                          "shared_stream::create");
   }
   // The default argument: create() with no options at all.
   CHECK_THROWS_AS((void)shared_stream::create(), streamlike::error);
@@ -482,8 +455,5 @@ TEST_CASE("adopt() of a handle it cannot query throws streamlike::error (without
   }
   // Without a driver the facts cannot be read: adopt fails before it owns anything.
   const auto fake = reinterpret_cast<cudaStream_t>(0x1234); // NOLINT(performance-no-int-to-ptr)
-  const auto e = thrown<streamlike::error>([&] { (void)shared_stream::adopt(fake); });
-  REQUIRE(e.has_value());
-  CHECK(contains(e->what(), "cudaStreamGetDevice"));
-  CHECK(names_missing_device(*e));
+  check_no_device_error(thrown<streamlike::error>([&] { (void)shared_stream::adopt(fake); }), "cudaStreamGetDevice");
 }

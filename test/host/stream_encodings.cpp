@@ -4,6 +4,8 @@
 // covers both modes of from_address(0)).
 #include <streamlike/stream_encodings.hpp>
 
+#include "host_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <string>
 
 using streamlike::stream_view;
+using host_test::contains;
 
 namespace {
 
@@ -40,8 +43,6 @@ std::string invalid_argument_message(F f) {
   FAIL("did not throw");
   return {};
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 } // namespace
 

@@ -2,6 +2,8 @@
 // generic function constrained on stream_like, as a user would write one.
 #include <streamlike/stream_like.hpp>
 
+#include "host_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstddef>
@@ -13,9 +15,7 @@ using streamlike::get_stream_t;
 using streamlike::nothrow_stream_like;
 using streamlike::stream_like;
 using streamlike::stream_view;
-
-// A fake handle: a distinct address, never dereferenced.
-inline cudaStream_t fake_handle(std::uintptr_t address) { return reinterpret_cast<cudaStream_t>(address); }
+using host_test::fake_handle;
 
 namespace lib {
 

@@ -2,6 +2,8 @@
 // call, construction without a device throws streamlike::error, and the interface's promises.
 #include <streamlike/stream_pool.hpp>
 
+#include "host_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -14,29 +16,10 @@
 #include <utility>
 
 using streamlike::stream_pool;
-
-namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-template <class Exception, class F>
-std::optional<Exception> thrown(F&& f) {
-  try {
-    std::forward<F>(f)();
-  } catch (const Exception& e) {
-    return e;
-  }
-  return std::nullopt;
-}
-
-bool device_present() {
-  int count = 0;
-  const bool present = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  (void)cudaGetLastError();
-  return present;
-}
-
-} // namespace
+using host_test::contains;
+using host_test::thrown;
+using host_test::device_present;
+using host_test::check_no_device_error;
 
 TEST_CASE("stream_pool: 16 streams by default, not copyable, not made implicitly from a size") {
   static_assert(stream_pool::default_size == 16); // as rmm::cuda_stream_pool
@@ -71,15 +54,9 @@ TEST_CASE("stream_pool without a device throws streamlike::error naming the CUDA
     MESSAGE("a CUDA device is present: skipping the no-device checks");
     return;
   }
-  const auto check = [](const std::optional<streamlike::error>& e) {
-    REQUIRE(e.has_value());
-    const std::string what = e->what();
-    CHECK_MESSAGE(contains(what, "shared_stream::create"), what); // the pool creates shared_streams
-    CHECK_MESSAGE(((e->code() == cudaErrorInsufficientDriver && contains(what, "cudaErrorInsufficientDriver")) ||
-                   (e->code() == cudaErrorNoDevice && contains(what, "cudaErrorNoDevice"))),
-                  what);
-  };
-  check(thrown<streamlike::error>([] { stream_pool pool; }));
-  check(thrown<streamlike::error>([] { stream_pool pool(4); }));
-  check(thrown<streamlike::error>([] { stream_pool pool(streamlike::stream_options{.device = 0}); }));
+  // The pool creates shared_streams: the error names shared_stream::create.
+  check_no_device_error(thrown<streamlike::error>([] { stream_pool pool; }), "shared_stream::create");
+  check_no_device_error(thrown<streamlike::error>([] { stream_pool pool(4); }), "shared_stream::create");
+  check_no_device_error(thrown<streamlike::error>([] { stream_pool pool(streamlike::stream_options{.device = 0}); }),
+                        "shared_stream::create");
 }

@@ -2,6 +2,8 @@
 // streams, equality and hashing. Nothing here touches the CUDA driver.
 #include <streamlike/stream_view.hpp>
 
+#include "host_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -10,13 +12,7 @@
 #include <unordered_set>
 
 using streamlike::stream_view;
-
-namespace {
-
-// Fake handles: distinct non-null addresses that no default stream uses. Never dereferenced.
-cudaStream_t fake_handle(std::uintptr_t address) { return reinterpret_cast<cudaStream_t>(address); }
-
-} // namespace
+using host_test::fake_handle;
 
 TEST_CASE("stream_view is exactly one handle, trivially copyable") {
   static_assert(sizeof(stream_view) == sizeof(cudaStream_t));
