@@ -327,6 +327,35 @@ TEST_CASE("keep_alive accepts a move-only object and destroys it exactly once") 
   CHECK(*address == 3); // still alive while u lives
 }
 
+TEST_CASE("the last copy dropped during stack unwinding releases the keep-alive once, without terminating") {
+  // Destructors never throw: a shared_stream destroyed while an exception propagates must not
+  // call std::terminate, and the exception arrives unchanged.
+  std::atomic<int> destroyed{0};
+  const auto unwinds_through_the_last_copy = [&] {
+    const shared_stream s = holding(destruction_counter(destroyed));
+    const shared_stream copy = s;
+    throw std::runtime_error("thrown while two shared_streams are alive");
+  };
+  const auto e = thrown<std::runtime_error>(unwinds_through_the_last_copy);
+  REQUIRE(e.has_value());
+  CHECK(std::string(e->what()) == "thrown while two shared_streams are alive");
+  CHECK(destroyed == 1);
+}
+
+TEST_CASE("a shared_stream keeps the stream's owner alive after the original reference is gone") {
+  // With a raw owner, destroying it while a stream_view still points at the stream is undefined
+  // behaviour (the view cannot know). A shared_stream handed to the consumer instead keeps the
+  // owner alive for as long as any copy lives: here the "owner" counts its own destruction.
+  std::atomic<int> destroyed{0};
+  std::optional<shared_stream> producer_side{holding(destruction_counter(destroyed))};
+  const shared_stream consumer_side = *producer_side; // what an asynchronous consumer keeps
+  const stream_view view_in_use = consumer_side.view();
+  producer_side.reset(); // the producer is done with it
+  CHECK(destroyed == 0);
+  CHECK(consumer_side.view() == view_in_use);
+  CHECK(consumer_side.use_count() == 1);
+}
+
 TEST_CASE("8 threads copying and dropping one shared_stream 100k times leave the count where it began") {
   auto object = std::make_shared<int>(0);
   const shared_stream s = holding(object);
