@@ -104,9 +104,10 @@ public:
   /// How many shared_streams share this stream; 0 when empty.
   [[nodiscard]] long use_count() const noexcept { return block_ != nullptr ? block_->use_count() : 0; }
 
-  // Queries, cached: when the stream was made (create, adopt) or on the first query (keep_alive,
-  // from_owner, export_stream). Default streams answer for the current device. Each throws
-  // streamlike::error on an empty shared_stream or a failed CUDA call.
+  // Queries, cached: when the stream was made (create, adopt, and from_owner of an owner that
+  // can release its handle) or on the first query (keep_alive and the rest). Default streams
+  // answer for the current device. Each throws streamlike::error on an empty shared_stream or a
+  // failed CUDA call.
   [[nodiscard]] int device() const;
   [[nodiscard]] unsigned long long id() const;
   [[nodiscard]] unsigned int flags() const;
@@ -140,7 +141,6 @@ namespace detail {
 // a temporary owner (see get_stream.hpp).
 template <>
 inline constexpr bool view_dangles_from_temporary<shared_stream> = true;
-
 } // namespace detail
 
 template <class T>
