@@ -484,6 +484,17 @@ inline outcome read_integer(PyObject* obj, PyObject* item, const char* what, lon
   return outcome::ok;
 }
 
+/// repr(item) for an error message: false (with the Python error set) only if repr() itself raised.
+inline bool repr_text(PyObject* item, std::string& shown) {
+  PyObject* repr = PyObject_Repr(item);
+  if (repr == nullptr) return false;
+  const char* text = PyUnicode_AsUTF8(repr);
+  shown = text != nullptr ? text : "?";
+  Py_DECREF(repr);
+  if (text == nullptr) PyErr_Clear();
+  return true;
+}
+
 /// Decodes the address element of (0, address) (borrowed).
 inline outcome decode_address(PyObject* obj, PyObject* address_item, stream_view& out) noexcept {
   try {
@@ -493,12 +504,8 @@ inline outcome decode_address(PyObject* obj, PyObject* address_item, stream_view
       return o;
     }
     if (overflow < 0 || (overflow == 0 && address < 0)) {
-      PyObject* repr = PyObject_Repr(address_item);
-      if (repr == nullptr) return outcome::failed;
-      const char* text = PyUnicode_AsUTF8(repr);
-      std::string shown = text != nullptr ? text : "?";
-      Py_DECREF(repr);
-      if (text == nullptr) PyErr_Clear();
+      std::string shown;
+      if (!repr_text(address_item, shown)) return outcome::failed;
       return fail(PyExc_ValueError, std::string("streamlike: ") + type_name(obj) +
                                         ".__cuda_stream__ returned the negative stream address " + shown +
                                         "; expected a cudaStream_t address >= 0 (0: the legacy default stream)");
@@ -565,12 +572,8 @@ inline outcome decode_info(PyObject* obj, PyObject* info, stream_view& out) noex
     int overflow = 0;
     if (const outcome o = read_integer(obj, version_item, "version", version, overflow); o != outcome::ok) return o;
     if (overflow != 0 || version != 0) {
-      PyObject* repr = PyObject_Repr(version_item);
-      if (repr == nullptr) return outcome::failed;
-      const char* text = PyUnicode_AsUTF8(repr);
-      std::string shown = text != nullptr ? text : "?";
-      Py_DECREF(repr);
-      if (text == nullptr) PyErr_Clear();
+      std::string shown;
+      if (!repr_text(version_item, shown)) return outcome::failed;
       return fail(PyExc_ValueError, std::string("streamlike: ") + type_name(obj) +
                                         ".__cuda_stream__ returned protocol version " + shown +
                                         "; only version 0 is defined, as in (0, address)");
