@@ -7,7 +7,7 @@ template <class Fn>
 void resolve(Fn& fn, const char* symbol) noexcept {
   void* address = nullptr;
   cudaDriverEntryPointQueryResult status{};
-  // 12000: the ABI of each symbol as of CUDA 12.0 (e.g. cuCtxPushCurrent resolves to _v2).
+  // 12000: the ABI of each symbol as of CUDA 12.0 (e.g. cuDevicePrimaryCtxRelease resolves to _v2).
   if (cudaGetDriverEntryPointByVersion(symbol, &address, 12000, cudaEnableDefault, &status) == cudaSuccess &&
       status == cudaDriverEntryPointSuccess) {
     fn = reinterpret_cast<Fn>(address);
@@ -20,9 +20,6 @@ entry_points load() noexcept {
   entry_points e;
   resolve(e.stream_get_ctx, "cuStreamGetCtx");
   resolve(e.ctx_get_id, "cuCtxGetId");
-  resolve(e.ctx_get_device, "cuCtxGetDevice");
-  resolve(e.ctx_push_current, "cuCtxPushCurrent");
-  resolve(e.ctx_pop_current, "cuCtxPopCurrent");
   resolve(e.primary_ctx_get_state, "cuDevicePrimaryCtxGetState");
   resolve(e.primary_ctx_retain, "cuDevicePrimaryCtxRetain");
   resolve(e.primary_ctx_release, "cuDevicePrimaryCtxRelease");

@@ -12,16 +12,12 @@ namespace streamlike::detail::driver {
 struct entry_points {
   CUresult (*stream_get_ctx)(CUstream, CUcontext*) = nullptr;
   CUresult (*ctx_get_id)(CUcontext, unsigned long long*) = nullptr;
-  CUresult (*ctx_get_device)(CUdevice*) = nullptr;
-  CUresult (*ctx_push_current)(CUcontext) = nullptr;
-  CUresult (*ctx_pop_current)(CUcontext*) = nullptr;
   CUresult (*primary_ctx_get_state)(CUdevice, unsigned int*, int*) = nullptr;
   CUresult (*primary_ctx_retain)(CUcontext*, CUdevice) = nullptr;
   CUresult (*primary_ctx_release)(CUdevice) = nullptr;
 
   [[nodiscard]] bool complete() const noexcept {
-    return stream_get_ctx && ctx_get_id && ctx_get_device && ctx_push_current && ctx_pop_current &&
-           primary_ctx_get_state && primary_ctx_retain && primary_ctx_release;
+    return stream_get_ctx && ctx_get_id && primary_ctx_get_state && primary_ctx_retain && primary_ctx_release;
   }
 };
 
