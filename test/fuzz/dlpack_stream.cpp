@@ -20,10 +20,7 @@ constexpr const char* target = "fuzz_dlpack_stream";
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::input in(data, size);
-  const bool present = (in.take<std::uint8_t>() & 1U) != 0;
-  const auto raw = in.take<std::int64_t>();
-  const std::optional<std::int64_t> stream = present ? std::optional<std::int64_t>(raw) : std::nullopt;
-  const std::string shown = present ? std::to_string(raw) : std::string("None");
+  const auto [present, raw, stream, shown] = in.take_optional_int64();
   const bool refused = present && (raw == 0 || raw < -1);
   try {
     const std::optional<streamlike::stream_view> view = streamlike::from_dlpack_stream(stream);

@@ -39,6 +39,22 @@ public:
 
   [[nodiscard]] bool exhausted() const noexcept { return offset_ >= size_; }
 
+  // A Python-style optional integer (None or an int64), as DLPack and the CUDA Array Interface
+  // pass a stream: one byte whose low bit says the value is present, then 8 value bytes, always
+  // consumed, so the layout of the seed corpus does not depend on that bit.
+  struct optional_int64 {
+    bool present;
+    std::int64_t raw;
+    std::optional<std::int64_t> value;
+    std::string shown; // as Python would print it: the number, or None
+  };
+  optional_int64 take_optional_int64() {
+    const bool present = (take<std::uint8_t>() & 1U) != 0;
+    const auto raw = take<std::int64_t>();
+    return {present, raw, present ? std::optional<std::int64_t>(raw) : std::nullopt,
+            present ? std::to_string(raw) : std::string("None")};
+  }
+
 private:
   const std::uint8_t* data_;
   std::size_t size_;

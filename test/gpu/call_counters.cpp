@@ -114,6 +114,15 @@ std::ostream& operator<<(std::ostream& os, const counts& c) {
             << c.event_records << ", cudaStreamWaitEvent " << c.stream_wait_events << "}";
 }
 
+// Both event-creating entry points count alike.
+void event_created(cudaError_t status) {
+  if (status != cudaSuccess) return;
+  auto& s = tracker();
+  const std::lock_guard lock(s.mutex);
+  s.used = true;
+  ++s.totals.event_creates;
+}
+
 } // namespace call_counters
 
 using call_counters::real;
@@ -172,12 +181,7 @@ cudaError_t cudaEventCreate(cudaEvent_t* event) {
   using fn_type = cudaError_t (*)(cudaEvent_t*);
   static const fn_type fn = real<fn_type>(__func__);
   const cudaError_t status = fn(event);
-  if (status == cudaSuccess) {
-    auto& s = tracker();
-    const std::lock_guard lock(s.mutex);
-    s.used = true;
-    ++s.totals.event_creates;
-  }
+  call_counters::event_created(status);
   return status;
 }
 
@@ -185,12 +189,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   using fn_type = cudaError_t (*)(cudaEvent_t*, unsigned int);
   static const fn_type fn = real<fn_type>(__func__);
   const cudaError_t status = fn(event, flags);
-  if (status == cudaSuccess) {
-    auto& s = tracker();
-    const std::lock_guard lock(s.mutex);
-    s.used = true;
-    ++s.totals.event_creates;
-  }
+  call_counters::event_created(status);
   return status;
 }
 
