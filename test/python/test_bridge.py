@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import weakref
 import warnings
 
 import pytest
@@ -546,11 +547,14 @@ def fake_torch_stream_class():
     __cuda_stream__.__qualname__ = "Stream.__cuda_stream__"
 
     class Stream:
+        reads = 0  # how often `cuda_stream` was read
+
         def __init__(self, handle):
             self.handle = handle
 
         @property
         def cuda_stream(self):
+            type(self).reads += 1
             return self.handle
 
     Stream.__cuda_stream__ = __cuda_stream__
@@ -587,6 +591,53 @@ def test_torch_fast_path_follows_changes_to_the_class(bridge):
 
     assert bridge.handle_of(Overriding(0x10)) == 0x30  # a subclass's own method is not torch's
     assert bridge.handle_of(Stream(0x10)) == 0x10 and calls == []
+
+
+def test_torch_handles_are_read_once_per_object(bridge):
+    Stream, calls = fake_torch_stream_class()
+    s = Stream(0x50)
+    (base,) = refcounts(s)
+    assert [bridge.handle_of(s) for _ in range(3)] == [0x50] * 3
+    assert bridge.handle_of_shared(s) == 0x50
+    assert Stream.reads == 1  # remembered: a torch stream object never changes its stream
+    assert refcounts(s) == [base]  # ... by a weak reference: the cache keeps nothing alive
+    alive = weakref.ref(s)
+    del s
+    assert alive() is None
+    assert calls == []
+
+
+def test_torch_handle_cache_tells_new_objects_from_old(bridge):
+    # New objects, often at the address of one just freed (and remembered): each is read.
+    Stream, _ = fake_torch_stream_class()
+    for handle in range(0x100, 0x100 + 64):
+        assert bridge.handle_of(Stream(handle)) == handle
+    assert Stream.reads == 64
+    # More live objects than the cache holds, in turn: each still gives its own handle.
+    streams = [Stream(0x1000 + i) for i in range(9)]
+    for _ in range(3):
+        assert [bridge.handle_of(s) for s in streams] == [0x1000 + i for i in range(9)]
+
+
+def test_torch_streams_without_weak_references_are_read_every_time(bridge):
+    Stream, calls = fake_torch_stream_class()
+    reads = []
+
+    class NoWeak:
+        __slots__ = ("handle",)  # no __weakref__: cannot be remembered
+        __cuda_stream__ = Stream.__cuda_stream__  # torch's method
+
+        @property
+        def cuda_stream(self):
+            reads.append(self)
+            return self.handle
+
+    s = NoWeak()
+    s.handle = 0x60
+    with pytest.raises(TypeError):
+        weakref.ref(s)
+    assert [bridge.handle_of(s) for _ in range(3)] == [0x60] * 3
+    assert len(reads) == 3 and calls == []
 
 
 def test_torch_fast_path_falls_back_to_the_method(bridge):

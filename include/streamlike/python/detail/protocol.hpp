@@ -25,7 +25,8 @@
 //
 // * Keeping a Python exporter alive from C++: a shared_stream made from a Python object holds a
 //   strong reference to it (shared_stream::keep_alive(view, py_ref)), dropped with the last C++
-//   reference. py_ref's destructor takes the GIL (PyGILState_Ensure) to decref, from any thread.
+//   reference. py_ref's destructor decrefs directly on a thread that holds the GIL (Python 3.12+
+//   can tell cheaply) and otherwise takes it (PyGILState_Ensure), from any thread.
 //   While the interpreter is finalizing, or after it has finalized, it does nothing: taking the
 //   GIL then can hang or end the calling thread (Python 3.12 ends a non-main thread that asks,
 //   3.14 blocks it forever), and at that point the object's memory is reclaimed with the process
@@ -71,6 +72,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #if PY_VERSION_HEX < 0x03090000
@@ -221,6 +223,20 @@ inline void set_error_from_current_exception() noexcept {
 #endif
 }
 
+/// True if the calling thread surely holds the GIL: from Python 3.12 the current thread state is
+/// a thread-local variable, set only while the thread holds the GIL. Before 3.12 it is one
+/// process-wide variable (and PyGILState_Check() says yes for every thread once a sub-interpreter
+/// exists), so this says no and the caller takes the GIL with PyGILState_Ensure (reentrant).
+[[nodiscard]] inline bool holds_gil() noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked() != nullptr;
+#elif PY_VERSION_HEX >= 0x030C0000
+  return _PyThreadState_UncheckedGet() != nullptr;
+#else
+  return false;
+#endif
+}
+
 /// A strong reference to a Python object, held by a shared_stream (shared_stream::keep_alive) and
 /// released with its last C++ reference, from whichever thread drops it: the destructor takes the
 /// GIL. During or after interpreter finalization it leaks the reference instead (file comment).
@@ -234,6 +250,10 @@ public:
   py_ref& operator=(py_ref&&) = delete;
   ~py_ref() {
     if (object_ == nullptr || !interpreter_usable()) return;
+    if (holds_gil()) { // the common case: dropped inside a call from Python
+      Py_DECREF(object_);
+      return;
+    }
     const PyGILState_STATE gil = PyGILState_Ensure();
     Py_DECREF(object_);
     PyGILState_Release(gil);
@@ -599,9 +619,18 @@ inline outcome decode_info(PyObject* obj, PyObject* info, stream_view& out) noex
 // the method on the class (or a base) is noticed; a subclass that overrides it is not torch's.
 // Not noticed: an instance attribute named __cuda_stream__ shadowing the method on one torch
 // stream object. Anything unexpected (no `cuda_stream`, not an int) falls back to calling the
-// method. Set STREAMLIKE_PYTHON_PROTOCOL_ONLY=1 in the environment (read once) to always call it.
-// Free-threaded builds always call it (the cache relies on the GIL). CuPy's, cuda.core's and RMM's
-// methods are compiled (Cython): calling them from C is already cheap.
+// method.
+//
+// torch's `cuda_stream` getter itself costs about as much as the rest of a bound call (it sets
+// up torch's error and warning handling: ~50 ns of a ~130 ns pybind11 call on the H200 host), and
+// a torch stream object never changes its stream (`cuda_stream` is read-only, fixed when the
+// object is made). So the handles of the last few torch stream objects are remembered by object
+// identity, each with a weak reference that tells the same live object from a new one made at
+// the same address; the cache keeps no object alive. An object seen again costs no torch call.
+//
+// Set STREAMLIKE_PYTHON_PROTOCOL_ONLY=1 in the environment (read once) to always call the method.
+// Free-threaded builds always call it (the caches rely on the GIL). CuPy's, cuda.core's and
+// RMM's methods are compiled (Cython): calling them from C is already cheap.
 
 enum class exporter_kind : unsigned char { protocol, torch };
 
@@ -687,7 +716,7 @@ enum class exporter_kind : unsigned char { protocol, torch };
 
 /// torch's handle, read from `cuda_stream`; `declined` (nothing set) if that does not work out,
 /// so the caller calls the method instead.
-[[nodiscard]] inline outcome read_torch_handle(PyObject* obj, stream_view& out) noexcept {
+[[nodiscard]] inline outcome read_torch_attribute(PyObject* obj, stream_view& out) noexcept {
   PyObject* name = torch_handle_name();
   if (name == nullptr) {
     PyErr_Clear();
@@ -701,6 +730,81 @@ enum class exporter_kind : unsigned char { protocol, torch };
   }
   const outcome o = decode_address(obj, handle, out);
   Py_DECREF(handle);
+  return o;
+}
+
+/// True if `ref` (a weak reference) still refers to `obj`.
+[[nodiscard]] inline bool weakly_refers_to(PyObject* ref, PyObject* obj) noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  PyObject* target = nullptr;
+  if (PyWeakref_GetRef(ref, &target) != 1) return false; // 0: dead (-1 cannot happen: ref is a weakref)
+  const bool same = target == obj;
+  Py_DECREF(target);
+  return same;
+#else
+  return PyWeakref_GET_OBJECT(ref) == obj;
+#endif
+}
+
+/// The stream views of the last few torch stream objects read, by object identity (see "Known
+/// exporters"). Used with the GIL held, on GIL builds only.
+class torch_view_cache {
+public:
+  /// The view remembered for `obj`, if `obj` is one of the objects remembered.
+  [[nodiscard]] bool find(PyObject* obj, stream_view& out) const noexcept {
+    for (const entry& e : entries_) {
+      if (e.object == obj && weakly_refers_to(e.weak, obj)) {
+        out = e.view;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// Remembers `view` for `obj`, replacing the oldest entry. Objects that cannot be weakly
+  /// referenced are not remembered.
+  void remember(PyObject* obj, stream_view view) noexcept {
+    if (Py_TYPE(obj)->tp_weaklistoffset == 0) return; // no weak references (3.12's managed ones are < 0)
+    PyObject* weak = PyWeakref_NewRef(obj, nullptr);
+    if (weak == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+    entry& e = entries_[next_];
+    next_ = (next_ + 1) % slots;
+    PyObject* evicted = std::exchange(e.weak, weak);
+    e.object = obj;
+    e.view = view;
+    Py_XDECREF(evicted); // after the entry is consistent (a weakref without callback runs no Python code)
+  }
+
+private:
+  static constexpr unsigned slots = 4;
+  struct entry {
+    PyObject* object = nullptr; // identity only, never dereferenced
+    PyObject* weak = nullptr;   // a strong reference to a weak reference to `object`
+    stream_view view = stream_view::legacy_default();
+  };
+  entry entries_[slots];
+  unsigned next_ = 0;
+};
+
+// Nothing of it runs at exit (its weak references are left to the process, as the type cache's
+// types are): the C++ runtime destroys statics after Python has finalized.
+static_assert(std::is_trivially_destructible_v<torch_view_cache>);
+
+[[nodiscard]] inline torch_view_cache& torch_views() noexcept {
+  static torch_view_cache cache;
+  return cache;
+}
+
+/// torch's handle, read from `cuda_stream` (or remembered from an earlier read of the same
+/// object); `declined` (nothing set) if that does not work out, so the caller calls the method.
+[[nodiscard]] inline outcome read_torch_handle(PyObject* obj, stream_view& out) noexcept {
+  torch_view_cache& remembered = torch_views();
+  if (remembered.find(obj, out)) return outcome::ok;
+  const outcome o = read_torch_attribute(obj, out);
+  if (o == outcome::ok) remembered.remember(obj, out);
   return o;
 }
 
