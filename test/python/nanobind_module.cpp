@@ -17,4 +17,7 @@ NB_MODULE(streamlike_nb_test, m) {
   PyObject* stream_type = reinterpret_cast<PyObject*>(streamlike::python::stream_type());
   if (stream_type == nullptr) throw nb::python_error();
   m.attr("Stream") = nb::borrow(stream_type);
+  PyObject* fake_torch = bridge_test::make_fake_torch_stream_type();
+  if (fake_torch == nullptr) throw nb::python_error();
+  m.attr("FakeTorchStreamBase") = nb::steal(fake_torch);
 }

@@ -16,4 +16,7 @@ PYBIND11_MODULE(streamlike_pb_test, m) {
   PyObject* stream_type = reinterpret_cast<PyObject*>(streamlike::python::stream_type());
   if (stream_type == nullptr) throw py::error_already_set();
   m.attr("Stream") = py::reinterpret_borrow<py::object>(stream_type);
+  PyObject* fake_torch = bridge_test::make_fake_torch_stream_type();
+  if (fake_torch == nullptr) throw py::error_already_set();
+  m.attr("FakeTorchStreamBase") = py::reinterpret_steal<py::object>(fake_torch);
 }

@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import weakref
 import warnings
 
 import pytest
@@ -593,51 +592,57 @@ def test_torch_fast_path_follows_changes_to_the_class(bridge):
     assert bridge.handle_of(Stream(0x10)) == 0x10 and calls == []
 
 
-def test_torch_handles_are_read_once_per_object(bridge):
+def keyed_torch_stream_class(bridge):
+    """Like fake_torch_stream_class, over a C base that publishes torch's key for a stream
+    (read-only long long members device_type, device_index, stream_id) as torch's does."""
     Stream, calls = fake_torch_stream_class()
-    s = Stream(0x50)
+
+    class KeyedStream(bridge.FakeTorchStreamBase):
+        __cuda_stream__ = Stream.__cuda_stream__  # torch's method
+
+    return KeyedStream, calls
+
+
+def test_torch_handles_are_remembered_by_the_streams_key(bridge):
+    Stream, calls = keyed_torch_stream_class(bridge)
+    reads = bridge.fake_torch_reads()
+    s = Stream(stream_id=5, device_index=0, handle=0x5000)
     (base,) = refcounts(s)
-    assert [bridge.handle_of(s) for _ in range(3)] == [0x50] * 3
-    assert bridge.handle_of_shared(s) == 0x50
-    assert Stream.reads == 1  # remembered: a torch stream object never changes its stream
-    assert refcounts(s) == [base]  # ... by a weak reference: the cache keeps nothing alive
-    alive = weakref.ref(s)
-    del s
-    assert alive() is None
+    assert [bridge.handle_of(s) for _ in range(3)] == [0x5000] * 3
+    assert bridge.handle_of_shared(s) == 0x5000
+    assert bridge.fake_torch_reads() == reads + 1  # read once
+    # A new object for the same stream (torch.cuda.current_stream() makes one per call): no read.
+    assert bridge.handle_of(Stream(stream_id=5, device_index=0, handle=0x5000)) == 0x5000
+    assert bridge.fake_torch_reads() == reads + 1
+    # Another device or another stream id is another stream: read.
+    assert bridge.handle_of(Stream(stream_id=5, device_index=1, handle=0x6000)) == 0x6000
+    assert bridge.handle_of(Stream(stream_id=6, device_index=0, handle=0x7000)) == 0x7000
+    assert bridge.fake_torch_reads() == reads + 3
+    assert refcounts(s) == [base]  # the cache holds integers, no object
     assert calls == []
 
 
-def test_torch_handle_cache_tells_new_objects_from_old(bridge):
-    # New objects, often at the address of one just freed (and remembered): each is read.
-    Stream, _ = fake_torch_stream_class()
-    for handle in range(0x100, 0x100 + 64):
-        assert bridge.handle_of(Stream(handle)) == handle
-    assert Stream.reads == 64
-    # More live objects than the cache holds, in turn: each still gives its own handle.
-    streams = [Stream(0x1000 + i) for i in range(9)]
+def test_torch_handle_cache_keeps_every_stream_apart(bridge):
+    # More streams than the cache remembers, in turn: each gives its own handle every time.
+    Stream, _ = keyed_torch_stream_class(bridge)
+    streams = [Stream(stream_id=100 + i, device_index=i % 2, handle=0x10000 + i) for i in range(20)]
     for _ in range(3):
-        assert [bridge.handle_of(s) for s in streams] == [0x1000 + i for i in range(9)]
+        assert [bridge.handle_of(s) for s in streams] == [0x10000 + i for i in range(20)]
 
 
-def test_torch_streams_without_weak_references_are_read_every_time(bridge):
-    Stream, calls = fake_torch_stream_class()
-    reads = []
+def test_torch_handle_cache_remembers_only_valid_handles(bridge):
+    Stream, _ = keyed_torch_stream_class(bridge)
+    s = Stream(stream_id=7, device_index=0, handle=-3)
+    for _ in range(2):  # checked (and refused) each time: a refused handle is not remembered
+        with pytest.raises(ValueError, match="negative stream address -3"):
+            bridge.handle_of(s)
 
-    class NoWeak:
-        __slots__ = ("handle",)  # no __weakref__: cannot be remembered
-        __cuda_stream__ = Stream.__cuda_stream__  # torch's method
 
-        @property
-        def cuda_stream(self):
-            reads.append(self)
-            return self.handle
-
-    s = NoWeak()
-    s.handle = 0x60
-    with pytest.raises(TypeError):
-        weakref.ref(s)
+def test_torch_streams_without_a_published_key_are_read_every_time(bridge):
+    Stream, calls = fake_torch_stream_class()  # `cuda_stream` only: no key members
+    s = Stream(0x60)
     assert [bridge.handle_of(s) for _ in range(3)] == [0x60] * 3
-    assert len(reads) == 3 and calls == []
+    assert Stream.reads == 3 and calls == []
 
 
 def test_torch_fast_path_falls_back_to_the_method(bridge):

@@ -58,6 +58,9 @@
 #define STREAMLIKE_PYTHON_DETAIL_PROTOCOL_HPP
 
 #include <Python.h>
+#if PY_VERSION_HEX < 0x030C0000
+#  include <structmember.h> // T_LONGLONG, READONLY (in Python.h from 3.12 as Py_T_LONGLONG, Py_READONLY)
+#endif
 
 #include <streamlike/error.hpp>
 #include <streamlike/shared_stream.hpp>
@@ -67,12 +70,12 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #if PY_VERSION_HEX < 0x03090000
@@ -621,18 +624,20 @@ inline outcome decode_info(PyObject* obj, PyObject* info, stream_view& out) noex
 // stream object. Anything unexpected (no `cuda_stream`, not an int) falls back to calling the
 // method.
 //
-// torch's `cuda_stream` getter itself costs about as much as the rest of a bound call (it sets
-// up torch's error and warning handling: ~50 ns of a ~130 ns pybind11 call on the H200 host), and
-// a torch stream object never changes its stream (`cuda_stream` is read-only, fixed when the
-// object is made). So the handles of the last few torch stream objects are remembered by object
-// identity, each with a weak reference that tells the same live object from a new one made at
-// the same address; the cache keeps no object alive. An object seen again costs no torch call.
+// torch's `cuda_stream` getter itself costs about as much as the rest of a bound call (~50 ns of
+// a ~130 ns pybind11 call on the H200 host: it sets up torch's error and warning handling). But a
+// torch stream is identified by three integers its object stores, `device_type`, `device_index`
+// and `stream_id` (c10::Stream; torch compares streams by them), and the CUDA stream is a function
+// of those alone, fixed for the process (pool streams are made once and never destroyed; an
+// external stream's id is its handle). So the handles of the last few torch streams are
+// remembered by that key, read straight from the object at the offsets its type publishes
+// (read-only `long long` member descriptors, the way CPython itself reads them); a type that does
+// not publish all three that way gets the getter each time. Weak references cannot be used
+// instead: torch 2.11's stream objects leave theirs dangling when freed.
 //
 // Set STREAMLIKE_PYTHON_PROTOCOL_ONLY=1 in the environment (read once) to always call the method.
-// Free-threaded builds always call it (the caches rely on the GIL). CuPy's, cuda.core's and
-// RMM's methods are compiled (Cython): calling them from C is already cheap.
-
-enum class exporter_kind : unsigned char { protocol, torch };
+// Free-threaded builds always call it (the caches rely on the GIL). CuPy's, cuda.core's and RMM's
+// methods are compiled (Cython): calling them from C is already cheap.
 
 [[nodiscard]] inline bool known_exporters_enabled() noexcept {
   static const bool enabled = [] {
@@ -653,36 +658,80 @@ enum class exporter_kind : unsigned char { protocol, torch };
   return equal;
 }
 
-/// What the class's own __cuda_stream__ is. Looking it up on the type also gives the type a
-/// version tag (CPython assigns them on lookup).
-[[nodiscard]] inline exporter_kind classify_type(PyTypeObject* type, PyObject* name) noexcept {
+/// Whether the class's own __cuda_stream__ is torch's. Looking it up on the type also gives the
+/// type a version tag (CPython assigns them on lookup).
+[[nodiscard]] inline bool has_torch_method(PyTypeObject* type, PyObject* name) noexcept {
   PyObject* method = PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name);
   if (method == nullptr) {
     PyErr_Clear();
-    return exporter_kind::protocol;
+    return false;
   }
-  exporter_kind kind = exporter_kind::protocol;
-  if (PyFunction_Check(method) && attribute_is(method, "__module__", "torch.cuda.streams") &&
-      attribute_is(method, "__qualname__", "Stream.__cuda_stream__")) {
-    kind = exporter_kind::torch;
-  }
+  const bool torch = PyFunction_Check(method) && attribute_is(method, "__module__", "torch.cuda.streams") &&
+                     attribute_is(method, "__qualname__", "Stream.__cuda_stream__");
   Py_DECREF(method);
-  return kind;
+  return torch;
 }
 
-/// The kind of `obj`'s type, cached for a few types (each cached type is kept alive by the
+/// Where a torch stream object keeps the three integers that identify its stream.
+struct torch_stream_layout {
+  Py_ssize_t device_type = -1; // byte offsets into the object; -1: not published
+  Py_ssize_t device_index = -1;
+  Py_ssize_t stream_id = -1;
+
+  [[nodiscard]] bool known() const noexcept { return device_type >= 0 && device_index >= 0 && stream_id >= 0; }
+};
+
+/// The offset of a read-only `long long` member `attribute` of `type`, or -1.
+[[nodiscard]] inline Py_ssize_t long_long_member_offset(PyTypeObject* type, const char* attribute) noexcept {
+  PyObject* descriptor = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), attribute);
+  if (descriptor == nullptr) {
+    PyErr_Clear();
+    return -1;
+  }
+  Py_ssize_t offset = -1;
+  if (Py_TYPE(descriptor) == &PyMemberDescr_Type) { // a data descriptor: no instance can shadow it
+    const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descriptor)->d_member;
+#if PY_VERSION_HEX >= 0x030C0000
+    constexpr int long_long = Py_T_LONGLONG;
+    constexpr int read_only = Py_READONLY;
+#else
+    constexpr int long_long = T_LONGLONG;
+    constexpr int read_only = READONLY;
+#endif
+    if (member->type == long_long && (member->flags & read_only) != 0 && member->offset >= 0) offset = member->offset;
+  }
+  Py_DECREF(descriptor);
+  return offset;
+}
+
+/// How to read the handle of an object of one type.
+struct exporter_reader {
+  bool torch = false;          // read `cuda_stream` instead of calling __cuda_stream__
+  torch_stream_layout layout;  // if known: remember handles by the stream's key
+};
+
+[[nodiscard]] inline exporter_reader classify_type(PyTypeObject* type, PyObject* name) noexcept {
+  exporter_reader reader;
+  if (!has_torch_method(type, name)) return reader;
+  reader.torch = true;
+  reader.layout = {long_long_member_offset(type, "device_type"), long_long_member_offset(type, "device_index"),
+                   long_long_member_offset(type, "stream_id")};
+  return reader;
+}
+
+/// The reader for `obj`'s type, cached for a few types (each cached type is kept alive by the
 /// cache, so its address cannot be reused by another type while cached).
-[[nodiscard]] inline exporter_kind exporter_kind_of(PyObject* obj, PyObject* name) noexcept {
+[[nodiscard]] inline exporter_reader reader_for(PyObject* obj, PyObject* name) noexcept {
 #if defined(Py_GIL_DISABLED)
   (void)obj;
   (void)name;
-  return exporter_kind::protocol;
+  return {};
 #else
-  if (!known_exporters_enabled()) return exporter_kind::protocol;
+  if (!known_exporters_enabled()) return {};
   struct entry {
     PyTypeObject* type = nullptr; // strong reference
     unsigned int version = 0;
-    exporter_kind kind = exporter_kind::protocol;
+    exporter_reader reader;
   };
   constexpr unsigned slots = 8;
   static entry cache[slots];
@@ -692,14 +741,14 @@ enum class exporter_kind : unsigned char { protocol, torch };
   entry* slot = nullptr;
   for (entry& e : cache) {
     if (e.type == type) {
-      if (e.version != 0 && e.version == type->tp_version_tag) return e.kind;
+      if (e.version != 0 && e.version == type->tp_version_tag) return e.reader;
       slot = &e; // the type changed since: classify again, in place
       break;
     }
   }
-  const exporter_kind kind = classify_type(type, name);
+  const exporter_reader reader = classify_type(type, name);
   const unsigned int version = type->tp_version_tag;
-  if (version == 0) return kind; // no tag to key on: not cached
+  if (version == 0) return reader; // no tag to key on: not cached
   if (slot == nullptr) {
     slot = &cache[next];
     next = (next + 1) % slots;
@@ -709,8 +758,8 @@ enum class exporter_kind : unsigned char { protocol, torch };
     Py_XDECREF(evicted); // after the slot is consistent: a type's deallocation may run Python code
   }
   slot->version = version;
-  slot->kind = kind;
-  return kind;
+  slot->reader = reader;
+  return reader;
 #endif
 }
 
@@ -733,78 +782,70 @@ enum class exporter_kind : unsigned char { protocol, torch };
   return o;
 }
 
-/// True if `ref` (a weak reference) still refers to `obj`.
-[[nodiscard]] inline bool weakly_refers_to(PyObject* ref, PyObject* obj) noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-  PyObject* target = nullptr;
-  if (PyWeakref_GetRef(ref, &target) != 1) return false; // 0: dead (-1 cannot happen: ref is a weakref)
-  const bool same = target == obj;
-  Py_DECREF(target);
-  return same;
-#else
-  return PyWeakref_GET_OBJECT(ref) == obj;
-#endif
-}
-
-/// The stream views of the last few torch stream objects read, by object identity (see "Known
-/// exporters"). Used with the GIL held, on GIL builds only.
+/// The stream views of the last few torch streams read, by torch's key for the stream (see
+/// "Known exporters"). Used with the GIL held, on GIL builds only.
 class torch_view_cache {
 public:
-  /// The view remembered for `obj`, if `obj` is one of the objects remembered.
-  [[nodiscard]] bool find(PyObject* obj, stream_view& out) const noexcept {
-    for (const entry& e : entries_) {
-      if (e.object == obj && weakly_refers_to(e.weak, obj)) {
-        out = e.view;
+  struct key {
+    long long device_type;
+    long long device_index;
+    long long stream_id;
+    friend bool operator==(const key&, const key&) = default;
+  };
+
+  [[nodiscard]] static key key_of(PyObject* obj, const torch_stream_layout& layout) noexcept {
+    const char* base = reinterpret_cast<const char*>(obj);
+    const auto at = [base](Py_ssize_t offset) {
+      long long value;
+      std::memcpy(&value, base + offset, sizeof value);
+      return value;
+    };
+    return {at(layout.device_type), at(layout.device_index), at(layout.stream_id)};
+  }
+
+  [[nodiscard]] bool find(const key& k, stream_view& out) const noexcept {
+    for (unsigned i = 0; i < used_; ++i) {
+      if (entries_[i].k == k) {
+        out = entries_[i].view;
         return true;
       }
     }
     return false;
   }
 
-  /// Remembers `view` for `obj`, replacing the oldest entry. Objects that cannot be weakly
-  /// referenced are not remembered.
-  void remember(PyObject* obj, stream_view view) noexcept {
-    if (Py_TYPE(obj)->tp_weaklistoffset == 0) return; // no weak references (3.12's managed ones are < 0)
-    PyObject* weak = PyWeakref_NewRef(obj, nullptr);
-    if (weak == nullptr) {
-      PyErr_Clear();
-      return;
-    }
-    entry& e = entries_[next_];
+  void remember(const key& k, stream_view view) noexcept {
+    entries_[next_] = {k, view};
     next_ = (next_ + 1) % slots;
-    PyObject* evicted = std::exchange(e.weak, weak);
-    e.object = obj;
-    e.view = view;
-    Py_XDECREF(evicted); // after the entry is consistent (a weakref without callback runs no Python code)
+    if (used_ < slots) ++used_;
   }
 
 private:
-  static constexpr unsigned slots = 4;
+  static constexpr unsigned slots = 8;
   struct entry {
-    PyObject* object = nullptr; // identity only, never dereferenced
-    PyObject* weak = nullptr;   // a strong reference to a weak reference to `object`
+    key k{};
     stream_view view = stream_view::legacy_default();
   };
   entry entries_[slots];
+  unsigned used_ = 0;
   unsigned next_ = 0;
 };
-
-// Nothing of it runs at exit (its weak references are left to the process, as the type cache's
-// types are): the C++ runtime destroys statics after Python has finalized.
-static_assert(std::is_trivially_destructible_v<torch_view_cache>);
 
 [[nodiscard]] inline torch_view_cache& torch_views() noexcept {
   static torch_view_cache cache;
   return cache;
 }
 
-/// torch's handle, read from `cuda_stream` (or remembered from an earlier read of the same
-/// object); `declined` (nothing set) if that does not work out, so the caller calls the method.
-[[nodiscard]] inline outcome read_torch_handle(PyObject* obj, stream_view& out) noexcept {
+/// torch's handle: remembered by the stream's key if the type publishes it, else read from
+/// `cuda_stream`; `declined` (nothing set) if that does not work out, so the caller calls the
+/// method instead.
+[[nodiscard]] inline outcome read_torch_handle(PyObject* obj, const torch_stream_layout& layout,
+                                               stream_view& out) noexcept {
+  if (!layout.known()) return read_torch_attribute(obj, out);
   torch_view_cache& remembered = torch_views();
-  if (remembered.find(obj, out)) return outcome::ok;
+  const torch_view_cache::key k = torch_view_cache::key_of(obj, layout);
+  if (remembered.find(k, out)) return outcome::ok;
   const outcome o = read_torch_attribute(obj, out);
-  if (o == outcome::ok) remembered.remember(obj, out);
+  if (o == outcome::ok) remembered.remember(k, out);
   return o;
 }
 
@@ -820,8 +861,8 @@ inline outcome decode_view(PyObject* obj, bool convert, stream_view& out) noexce
   PyObject* name = cuda_stream_name();
   if (name == nullptr) return outcome::failed;
 
-  if (exporter_kind_of(obj, name) == exporter_kind::torch) {
-    if (const outcome o = read_torch_handle(obj, out); o != outcome::declined) return o;
+  if (const exporter_reader reader = reader_for(obj, name); reader.torch) {
+    if (const outcome o = read_torch_handle(obj, reader.layout, out); o != outcome::declined) return o;
   }
 
   // The protocol: a method, called without making a bound method object.

@@ -1,0 +1,80 @@
+// A C type shaped like torch._C._CudaStreamBase, for the CPU tests of the casters' torch shortcut
+// (detail/protocol.hpp, "Known exporters"): read-only `long long` members device_type,
+// device_index and stream_id (torch's key for a stream) and a `cuda_stream` getter that counts
+// its calls. Python subclasses give it torch's __cuda_stream__ method (test_bridge.py).
+#ifndef STREAMLIKE_TEST_PYTHON_FAKE_TORCH_STREAM_HPP
+#define STREAMLIKE_TEST_PYTHON_FAKE_TORCH_STREAM_HPP
+
+#include <Python.h>
+#if PY_VERSION_HEX < 0x030C0000
+#  include <structmember.h>
+#endif
+
+#include <cstddef>
+
+namespace bridge_test {
+
+struct fake_torch_stream {
+  PyObject_HEAD
+  long long device_type;
+  long long device_index;
+  long long stream_id;
+  long long handle; // what `cuda_stream` returns: the tests keep it a function of the key, as torch's is
+};
+
+/// How often any fake's `cuda_stream` getter ran.
+inline long long& fake_torch_read_count() noexcept {
+  static long long reads = 0;
+  return reads;
+}
+
+inline PyObject* fake_torch_stream_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  static const char* keywords[] = {"stream_id", "device_index", "handle", nullptr};
+  long long stream_id = 0, device_index = 0, handle = 0;
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "LLL", const_cast<char**>(keywords), &stream_id, &device_index,
+                                  &handle) == 0) {
+    return nullptr;
+  }
+  PyObject* self = type->tp_alloc(type, 0);
+  if (self == nullptr) return nullptr;
+  auto* s = reinterpret_cast<fake_torch_stream*>(self);
+  s->device_type = 1; // CUDA, as torch numbers it
+  s->device_index = device_index;
+  s->stream_id = stream_id;
+  s->handle = handle;
+  return self;
+}
+
+inline PyObject* fake_torch_stream_cuda_stream(PyObject* self, void*) {
+  ++fake_torch_read_count();
+  return PyLong_FromLongLong(reinterpret_cast<fake_torch_stream*>(self)->handle);
+}
+
+/// The type (a new reference), made once per call: each test module makes its own.
+inline PyObject* make_fake_torch_stream_type() {
+#if PY_VERSION_HEX >= 0x030C0000
+  constexpr int long_long = Py_T_LONGLONG;
+  constexpr int read_only = Py_READONLY;
+#else
+  constexpr int long_long = T_LONGLONG;
+  constexpr int read_only = READONLY;
+#endif
+  static PyMemberDef members[] = {
+      {"device_type", long_long, offsetof(fake_torch_stream, device_type), read_only, nullptr},
+      {"device_index", long_long, offsetof(fake_torch_stream, device_index), read_only, nullptr},
+      {"stream_id", long_long, offsetof(fake_torch_stream, stream_id), read_only, nullptr},
+      {nullptr, 0, 0, 0, nullptr}};
+  static PyGetSetDef getset[] = {{"cuda_stream", &fake_torch_stream_cuda_stream, nullptr, nullptr, nullptr},
+                                 {nullptr, nullptr, nullptr, nullptr, nullptr}};
+  static PyType_Slot slots[] = {{Py_tp_new, reinterpret_cast<void*>(&fake_torch_stream_new)},
+                                {Py_tp_members, members},
+                                {Py_tp_getset, getset},
+                                {0, nullptr}};
+  static PyType_Spec spec = {"streamlike_test.FakeTorchStreamBase", static_cast<int>(sizeof(fake_torch_stream)), 0,
+                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
+  return PyType_FromSpec(&spec);
+}
+
+} // namespace bridge_test
+
+#endif // STREAMLIKE_TEST_PYTHON_FAKE_TORCH_STREAM_HPP
