@@ -632,8 +632,9 @@ inline outcome decode_info(PyObject* obj, PyObject* info, stream_view& out) noex
 // external stream's id is its handle). So the handles of the last few torch streams are
 // remembered by that key, read straight from the object at the offsets its type publishes
 // (read-only `long long` member descriptors, the way CPython itself reads them); a type that does
-// not publish all three that way gets the getter each time. Weak references cannot be used
-// instead: torch 2.11's stream objects leave theirs dangling when freed.
+// not publish all three that way gets the getter each time. Keying on the object (with a weak
+// reference to tell a new object at a freed one's address) cannot work: torch 2.11's stream
+// objects do not clear the weak references to them when freed (bench/RESULTS.md shows one).
 //
 // Set STREAMLIKE_PYTHON_PROTOCOL_ONLY=1 in the environment (read once) to always call the method.
 // Free-threaded builds always call it (the caches rely on the GIL). CuPy's, cuda.core's and RMM's
