@@ -31,6 +31,15 @@ using streamlike::stream_view;
 bool consumer_ran_while_producer_held(stream_view producer, stream_view consumer, bool with_wait) {
   using namespace std::chrono_literals;
   gpu_test::mapped_ints value{1};
+  {
+    // Load the consumer's kernel on its device before the gate closes: CUDA loads kernels lazily
+    // (CUDA_MODULE_LOADING=LAZY, the default), and the first launch on a device may wait for
+    // work already running, here the held producer (seen across two H200s: the launch returned
+    // only when the gate timed out).
+    const streamlike::device_guard on_consumer(consumer);
+    GPU_REQUIRE_CUDA(gpu_test::launch_write(consumer.get(), value.device(), 0));
+    consumer.sync();
+  }
   gpu_test::gate g; // last: opens first on the way out
   {
     const streamlike::device_guard on_producer(producer);
