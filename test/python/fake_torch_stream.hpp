@@ -5,10 +5,7 @@
 #ifndef STREAMLIKE_TEST_PYTHON_FAKE_TORCH_STREAM_HPP
 #define STREAMLIKE_TEST_PYTHON_FAKE_TORCH_STREAM_HPP
 
-#include <Python.h>
-#if PY_VERSION_HEX < 0x030C0000
-#  include <structmember.h>
-#endif
+#include <streamlike/python/detail/protocol.hpp> // Python.h, and the member codes it checks
 
 #include <cstddef>
 
@@ -52,17 +49,12 @@ inline PyObject* fake_torch_stream_cuda_stream(PyObject* self, void*) {
 
 /// The type (a new reference), made once per call: each test module makes its own.
 inline PyObject* make_fake_torch_stream_type() {
-#if PY_VERSION_HEX >= 0x030C0000
-  constexpr int long_long = Py_T_LONGLONG;
-  constexpr int read_only = Py_READONLY;
-#else
-  constexpr int long_long = T_LONGLONG;
-  constexpr int read_only = READONLY;
-#endif
+  using streamlike::python::detail::long_long_member;
+  using streamlike::python::detail::read_only_member;
   static PyMemberDef members[] = {
-      {"device_type", long_long, offsetof(fake_torch_stream, device_type), read_only, nullptr},
-      {"device_index", long_long, offsetof(fake_torch_stream, device_index), read_only, nullptr},
-      {"stream_id", long_long, offsetof(fake_torch_stream, stream_id), read_only, nullptr},
+      {"device_type", long_long_member, offsetof(fake_torch_stream, device_type), read_only_member, nullptr},
+      {"device_index", long_long_member, offsetof(fake_torch_stream, device_index), read_only_member, nullptr},
+      {"stream_id", long_long_member, offsetof(fake_torch_stream, stream_id), read_only_member, nullptr},
       {nullptr, 0, 0, 0, nullptr}};
   static PyGetSetDef getset[] = {{"cuda_stream", &fake_torch_stream_cuda_stream, nullptr, nullptr, nullptr},
                                  {nullptr, nullptr, nullptr, nullptr, nullptr}};

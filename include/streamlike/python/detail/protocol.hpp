@@ -682,6 +682,15 @@ struct torch_stream_layout {
   [[nodiscard]] bool known() const noexcept { return device_type >= 0 && device_index >= 0 && stream_id >= 0; }
 };
 
+// PyMemberDef's codes for a `long long` member and for read-only (other names before 3.12).
+#if PY_VERSION_HEX >= 0x030C0000
+inline constexpr int long_long_member = Py_T_LONGLONG;
+inline constexpr int read_only_member = Py_READONLY;
+#else
+inline constexpr int long_long_member = T_LONGLONG;
+inline constexpr int read_only_member = READONLY;
+#endif
+
 /// The offset of a read-only `long long` member `attribute` of `type`, or -1.
 [[nodiscard]] inline Py_ssize_t long_long_member_offset(PyTypeObject* type, const char* attribute) noexcept {
   PyObject* descriptor = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), attribute);
@@ -692,14 +701,9 @@ struct torch_stream_layout {
   Py_ssize_t offset = -1;
   if (Py_TYPE(descriptor) == &PyMemberDescr_Type) { // a data descriptor: no instance can shadow it
     const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descriptor)->d_member;
-#if PY_VERSION_HEX >= 0x030C0000
-    constexpr int long_long = Py_T_LONGLONG;
-    constexpr int read_only = Py_READONLY;
-#else
-    constexpr int long_long = T_LONGLONG;
-    constexpr int read_only = READONLY;
-#endif
-    if (member->type == long_long && (member->flags & read_only) != 0 && member->offset >= 0) offset = member->offset;
+    if (member->type == long_long_member && (member->flags & read_only_member) != 0 && member->offset >= 0) {
+      offset = member->offset;
+    }
   }
   Py_DECREF(descriptor);
   return offset;
