@@ -13,7 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -92,6 +94,38 @@ inline void require_refusal_message(const char* target, const std::string& messa
 inline std::string describe(const std::optional<streamlike::stream_view>& view) {
   if (!view) return "no synchronization (empty)";
   return "handle " + std::to_string(reinterpret_cast<std::uintptr_t>(view->get()));
+}
+
+// What a decoder of an optional stream integer must do with one value: refuse it, or decode it.
+struct decoding {
+  bool refused = false;
+  std::optional<streamlike::stream_view> view; // when not refused: empty means "no synchronization"
+};
+inline decoding refusal() { return {true, std::nullopt}; }
+inline decoding decodes_to(std::optional<streamlike::stream_view> view) { return {false, view}; }
+
+// Calls decode(value.value) and checks it against `expected`: the expected view, or a
+// std::invalid_argument whose message names `convention` and the value (require_refusal_message);
+// any other exception breaks the contract. Returns the refusal's message ("" if it accepted), for
+// the target's own checks of it.
+template <class Decode>
+std::string check_optional_decoder(const char* target, const std::string& convention,
+                                   const input::optional_int64& value, Decode decode, const decoding& expected) {
+  try {
+    const std::optional<streamlike::stream_view> view = decode(value.value);
+    require(!expected.refused, target, "accepted stream=" + value.shown + ", which " + convention + " does not allow");
+    require(view == expected.view, target,
+            "stream=" + value.shown + " decoded to " + describe(view) + ", expected " + describe(expected.view));
+    return {};
+  } catch (const std::invalid_argument& e) {
+    require(expected.refused, target, "refused the valid stream=" + value.shown + ": " + e.what());
+    require_refusal_message(target, e.what(), convention, value.shown);
+    return e.what();
+  } catch (const std::exception& e) {
+    violated(target, "stream=" + value.shown + " threw something other than std::invalid_argument: " + e.what());
+  } catch (...) {
+    violated(target, "stream=" + value.shown + " threw a non-std exception");
+  }
 }
 
 } // namespace fuzz
