@@ -118,9 +118,6 @@ inline void memset_async(std::uintptr_t device_pointer, int value, std::size_t b
 }
 inline int stream_device(const shared_stream& s) { return s.device(); }
 
-// How often the fake torch streams' `cuda_stream` getter ran (fake_torch_stream.hpp).
-inline long long fake_torch_reads() { return fake_torch_read_count(); }
-
 // The benchmark's bodies: nothing but the argument conversion.
 inline void noop_view(stream_view) {}
 inline void noop_shared(shared_stream) {}
@@ -162,7 +159,7 @@ void bind_all(Module& m) {
   m.def("noop_view", &noop_view);
   m.def("noop_shared", &noop_shared);
   m.def("noop_int", &noop_int);
-  m.def("fake_torch_reads", &fake_torch_reads);
+  m.def("fake_torch_reads", &fake_torch_reads); // fake_torch_stream.hpp
 }
 
 } // namespace bridge_test

@@ -19,11 +19,11 @@ struct fake_torch_stream {
   long long handle; // what `cuda_stream` returns: the tests keep it a function of the key, as torch's is
 };
 
-/// How often any fake's `cuda_stream` getter ran.
-inline long long& fake_torch_read_count() noexcept {
-  static long long reads = 0;
-  return reads;
-}
+/// How often any fake's `cuda_stream` getter ran (per extension module: hidden symbols).
+inline long long fake_torch_read_count = 0;
+
+/// The count, for Python (bound by bridge_functions.hpp).
+inline long long fake_torch_reads() noexcept { return fake_torch_read_count; }
 
 inline PyObject* fake_torch_stream_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* keywords[] = {"stream_id", "device_index", "handle", nullptr};
@@ -43,7 +43,7 @@ inline PyObject* fake_torch_stream_new(PyTypeObject* type, PyObject* args, PyObj
 }
 
 inline PyObject* fake_torch_stream_cuda_stream(PyObject* self, void*) {
-  ++fake_torch_read_count();
+  ++fake_torch_read_count;
   return PyLong_FromLongLong(reinterpret_cast<fake_torch_stream*>(self)->handle);
 }
 
