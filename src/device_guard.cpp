@@ -1,7 +1,31 @@
+#include "nothrow_device_guard.hpp"
+
 #include <streamlike/device_guard.hpp>
 #include <streamlike/error.hpp>
 
 namespace streamlike {
+
+namespace detail {
+
+void restore_device(int previous, int current) noexcept {
+  if (current != previous && cudaSetDevice(previous) != cudaSuccess) (void)cudaGetLastError();
+}
+
+nothrow_device_guard::nothrow_device_guard(int device) noexcept {
+  // cudaErrorCudartUnloading (process exit) or a dead driver: leave everything as it is.
+  if (cudaGetDevice(&previous_) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;
+  }
+  current_ = device >= 0 ? device : previous_;
+  if (current_ != previous_ && cudaSetDevice(current_) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;
+  }
+  ok_ = true;
+}
+
+} // namespace detail
 
 device_guard::device_guard(int device) : current_(device) {
   detail::throw_if_error(cudaGetDevice(&previous_), "device_guard: cudaGetDevice");
@@ -10,11 +34,6 @@ device_guard::device_guard(int device) : current_(device) {
 
 device_guard::device_guard(stream_view stream) : device_guard(stream.device()) {}
 
-device_guard::~device_guard() {
-  if (current_ != previous_) {
-    // Nothing to report to from a destructor; a failure here means the runtime is going away.
-    if (cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
-  }
-}
+device_guard::~device_guard() { detail::restore_device(previous_, current_); }
 
 } // namespace streamlike

@@ -33,18 +33,4 @@ const entry_points& get() noexcept {
   return points;
 }
 
-unsigned long long primary_context_id(int device) noexcept {
-  const auto& drv = get();
-  if (!drv.complete()) return 0;
-  unsigned int flags = 0;
-  int active = 0;
-  if (drv.primary_ctx_get_state(device, &flags, &active) != CUDA_SUCCESS || active == 0) return 0;
-  CUcontext primary = nullptr;
-  if (drv.primary_ctx_retain(&primary, device) != CUDA_SUCCESS) return 0;
-  unsigned long long id = 0;
-  if (drv.ctx_get_id(primary, &id) != CUDA_SUCCESS) id = 0;
-  drv.primary_ctx_release(device);
-  return id;
-}
-
 } // namespace streamlike::detail::driver

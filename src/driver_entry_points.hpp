@@ -24,11 +24,6 @@ struct entry_points {
 /// Resolved once, on first use; members stay null where the driver is missing.
 const entry_points& get() noexcept;
 
-/// The unique id (cuCtxGetId) of `device`'s primary context if it is active, else 0. A value
-/// recorded earlier that differs means the device was reset in between, and every stream and
-/// event of the old context died with it.
-unsigned long long primary_context_id(int device) noexcept;
-
 } // namespace streamlike::detail::driver
 
 #endif // STREAMLIKE_SRC_DRIVER_ENTRY_POINTS_HPP

@@ -1,3 +1,5 @@
+#include "error_messages.hpp"
+
 #include <streamlike/error.hpp>
 
 #include <string>
@@ -29,6 +31,27 @@ void detail::throw_error(cudaError_t code, std::string_view operation) {
   // (as CCCL's _CCCL_TRY_CUDA_API and RMM's RMM_CUDA_TRY do).
   (void)cudaGetLastError();
   throw error(code, operation);
+}
+
+void detail::throw_error_of(cudaError_t code, std::string_view type, std::string_view operation) {
+  std::string name(type);
+  name += "::";
+  name += operation;
+  throw_error(code, name);
+}
+
+void detail::throw_empty(std::string_view type, std::string_view operation, std::string_view emptied_by,
+                         std::string_view expected) {
+  std::string name(type);
+  name += "::";
+  name += operation;
+  std::string reason = "the ";
+  reason += type;
+  reason += " is empty (";
+  reason += emptied_by;
+  reason += "); expected ";
+  reason += expected;
+  throw error(cudaErrorInvalidResourceHandle, name, reason);
 }
 
 } // namespace streamlike

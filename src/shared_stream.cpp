@@ -1,11 +1,95 @@
+// shared_stream and its control blocks (include/streamlike/shared_stream.hpp,
+// include/streamlike/detail/stream_control_block.hpp).
+#include "cuda_context.hpp"
+#include "error_messages.hpp"
+#include "stream_lifecycle.hpp"
+
+#include <streamlike/detail/stream_control_block.hpp>
 #include <streamlike/error.hpp>
 #include <streamlike/shared_stream.hpp>
 
+#include <mutex>
+
 namespace streamlike {
+namespace detail {
+
+void stream_control_block::query_facts_once() const {
+  std::call_once(facts_once_, [this] { facts_ = query_stream_facts(handle_); });
+}
+
+namespace {
+
+// The block of a stream streamlike created or adopted: dispose destroys the stream, on its own
+// device, unless it died with its context (cudaDeviceReset).
+class owned_stream_block final : public stream_control_block {
+public:
+  using stream_control_block::stream_control_block;
+
+private:
+  void dispose() noexcept override {
+    const stream_facts& facts = known_facts();
+    if (cuda_context::still_alive(facts.context_id, facts.device)) destroy_stream_on_device(handle(), facts.device);
+    delete this;
+  }
+};
+
+// The block of a default stream: heap-allocated, never freed, and dispose() does nothing, so
+// shared_streams of it stay valid whatever the order of static destruction.
+class immortal_block final : public stream_control_block {
+public:
+  explicit immortal_block(cudaStream_t handle) noexcept : stream_control_block(handle, stream_facts{}) {}
+
+private:
+  void dispose() noexcept override {}
+};
+
+} // namespace
+
+struct shared_stream_access {
+  static shared_stream make(stream_control_block* block) noexcept { return shared_stream(block); }
+};
+
+namespace {
+
+// Takes ownership of `handle` only once its block exists; until then a failure leaves the
+// handle to the caller (adopt) or destroys it (create).
+shared_stream make_owned_shared(cudaStream_t handle, bool destroy_on_failure) {
+  try {
+    const stream_facts facts = query_stream_facts(handle);
+    return shared_stream_access::make(new owned_stream_block(handle, facts));
+  } catch (...) {
+    if (destroy_on_failure) destroy_stream(handle);
+    throw;
+  }
+}
+
+// Never destroyed: shared_streams of the default streams may outlive every static.
+shared_stream immortal(cudaStream_t handle) noexcept { return shared_stream_access::make(new immortal_block(handle)); }
+
+} // namespace
+} // namespace detail
+
+shared_stream shared_stream::create(const stream_options& options) {
+  return detail::make_owned_shared(detail::create_stream(options, "shared_stream::create"), true);
+}
+
+shared_stream shared_stream::adopt(cudaStream_t handle) {
+  if (detail::names_default_stream(handle)) detail::throw_cannot_own_default("shared_stream::adopt");
+  return detail::make_owned_shared(handle, false);
+}
+
+shared_stream shared_stream::legacy_default() noexcept {
+  static const shared_stream stream = detail::immortal(cudaStreamLegacy);
+  return stream;
+}
+
+shared_stream shared_stream::per_thread_default() noexcept {
+  static const shared_stream stream = detail::immortal(cudaStreamPerThread);
+  return stream;
+}
 
 void shared_stream::throw_empty(const char* what) {
-  throw error(cudaErrorInvalidResourceHandle, std::string("shared_stream::") + what,
-              "the shared_stream is empty (default-constructed or moved-from); expected one that holds a stream");
+  detail::throw_empty("shared_stream", what, "default-constructed or moved-from", "one that holds a stream");
 }
 
 const detail::stream_facts& shared_stream::cached_facts(const char* what) const {

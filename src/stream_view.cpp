@@ -1,8 +1,33 @@
-// stream_view's queries: one CUDA call each, so the runtime's own handle checks apply.
+// stream_view (include/streamlike/stream_view.hpp): one CUDA call per query, so the runtime's own
+// handle checks apply; and the operations the owning streams share with it.
+#include "error_messages.hpp"
+#include "stream_operations.hpp"
+
 #include <streamlike/error.hpp>
 #include <streamlike/stream_view.hpp>
 
 namespace streamlike {
+
+namespace detail::stream_operations {
+
+bool is_done(cudaStream_t stream, const char* type) {
+  const cudaError_t status = cudaStreamQuery(stream);
+  // Not ready is an answer, not an error, and the runtime does not record it as one: clearing
+  // the last error here would swallow someone else's.
+  if (status == cudaErrorNotReady) return false;
+  throw_if_error_of(status, type, "is_done: cudaStreamQuery");
+  return true;
+}
+
+void sync(cudaStream_t stream, const char* type) {
+  throw_if_error_of(cudaStreamSynchronize(stream), type, "sync: cudaStreamSynchronize");
+}
+
+void wait(cudaStream_t consumer, cudaEvent_t event, const char* type) {
+  throw_if_error_of(cudaStreamWaitEvent(consumer, event, 0), type, "wait: cudaStreamWaitEvent");
+}
+
+} // namespace detail::stream_operations
 
 int stream_view::device() const {
   int device = -1;
@@ -28,21 +53,14 @@ int stream_view::priority() const {
   return priority;
 }
 
-bool stream_view::is_done() const {
-  const cudaError_t status = cudaStreamQuery(handle_);
-  // Not ready is an answer, not an error, and the runtime does not record it as one: clearing
-  // the last error here would swallow someone else's.
-  if (status == cudaErrorNotReady) return false;
-  detail::throw_if_error(status, "stream_view::is_done: cudaStreamQuery");
-  return true;
-}
+bool stream_view::is_done() const { return detail::stream_operations::is_done(handle_, "stream_view"); }
 
-void stream_view::sync() const {
-  detail::throw_if_error(cudaStreamSynchronize(handle_), "stream_view::sync: cudaStreamSynchronize");
-}
+void stream_view::sync() const { detail::stream_operations::sync(handle_, "stream_view"); }
 
-void stream_view::wait(cudaEvent_t event) const {
-  detail::throw_if_error(cudaStreamWaitEvent(handle_, event, 0), "stream_view::wait: cudaStreamWaitEvent");
+void stream_view::wait(cudaEvent_t event) const { detail::stream_operations::wait(handle_, event, "stream_view"); }
+
+void stream_view::wait(stream_view producer) const {
+  detail::stream_operations::wait(handle_, producer.handle_, "stream_view");
 }
 
 } // namespace streamlike

@@ -17,12 +17,6 @@
 
 namespace streamlike {
 
-namespace detail {
-/// Destroys a stream on its own device; never throws (errors, including a runtime that is
-/// unloading or a device that was reset, are ignored: there is nothing left to release).
-void destroy_stream(cudaStream_t handle) noexcept;
-} // namespace detail
-
 class unique_stream {
 public:
   /// Empty: owns nothing.
@@ -35,7 +29,7 @@ public:
     return *this;
   }
   ~unique_stream() {
-    if (handle_ != nullptr) detail::destroy_stream(handle_);
+    if (handle_ != nullptr) destroy(handle_);
   }
 
   /// A new stream (see stream_options). Throws as shared_stream::create does.
@@ -68,6 +62,9 @@ public:
 
 private:
   explicit unique_stream(cudaStream_t handle) noexcept : handle_(handle) {}
+  // Destroys the stream on its own device; never throws (errors, including a runtime that is
+  // unloading, are ignored: there is nothing left to release).
+  static void destroy(cudaStream_t handle) noexcept;
   [[noreturn]] static void throw_empty(const char* what);
 
   cudaStream_t handle_ = nullptr;

@@ -29,10 +29,6 @@ struct stream_facts {
   unsigned long long context_id = 0;
 };
 
-/// Facts of a live stream, for a block that adopts or keeps alive a stream it did not create.
-/// Throws streamlike::error if the handle does not name a live stream.
-stream_facts query_stream_facts(cudaStream_t handle);
-
 /// Asks a block to query its facts on first use rather than when made.
 struct lazy_facts_t {
   explicit lazy_facts_t() = default;
@@ -60,7 +56,7 @@ public:
   /// The facts, queried now if this block was made with lazy_facts (thread-safe; a failed
   /// query throws streamlike::error and is retried by the next call).
   [[nodiscard]] const stream_facts& facts() const {
-    if (lazy_) std::call_once(facts_once_, [this] { facts_ = query_stream_facts(handle_); });
+    if (lazy_) query_facts_once();
     return facts_;
   }
   /// The facts known so far, without a CUDA call (for dispose()).
@@ -72,6 +68,7 @@ protected:
 private:
   /// Releases the stream (or whatever keeps it alive) and frees the block. Never throws.
   virtual void dispose() noexcept = 0;
+  void query_facts_once() const; // src/shared_stream.cpp
 
   std::atomic<long> refs_{1};
   cudaStream_t handle_;

@@ -1,0 +1,34 @@
+// The CUDA context a stream or event lives in, and whether it is still alive: the one place
+// that asks the driver (through driver_entry_points.hpp, so libstreamlike links no libcuda).
+//
+// cudaDeviceReset destroys a device's primary context and every stream and event in it, and the
+// driver may hand the same handles to new objects. So an object that must release a handle later
+// records, when it is made, the id (cuCtxGetId, unique for the process) of the primary context
+// it lives in; before touching the handle it checks that the device's primary context still has
+// that id. Objects of other contexts (driver-API or green contexts) belong to whoever made those
+// contexts, who must keep them alive while they are used: they record 0.
+#ifndef STREAMLIKE_SRC_CUDA_CONTEXT_HPP
+#define STREAMLIKE_SRC_CUDA_CONTEXT_HPP
+
+#include <cuda_runtime_api.h>
+
+namespace streamlike::detail::cuda_context {
+
+/// The unique id of the context `stream` lives in (cuStreamGetCtx, cuCtxGetId); 0 where it cannot
+/// be told (no driver, an invalid handle). Two driver calls, no runtime call: cheap enough for
+/// every wait().
+[[nodiscard]] unsigned long long id_of(cudaStream_t stream) noexcept;
+
+/// The unique id of `device`'s primary context if it is active, else 0. Activates nothing.
+[[nodiscard]] unsigned long long primary_id(int device) noexcept;
+
+/// What to record for liveness: `context_id` if it is `device`'s primary context, else 0.
+[[nodiscard]] unsigned long long primary_or_zero(unsigned long long context_id, int device) noexcept;
+
+/// False exactly when `recorded_primary_id` (a value of primary_or_zero) names a primary context
+/// of `device` that is gone: the object died with it and its handle must not be touched.
+[[nodiscard]] bool still_alive(unsigned long long recorded_primary_id, int device) noexcept;
+
+} // namespace streamlike::detail::cuda_context
+
+#endif // STREAMLIKE_SRC_CUDA_CONTEXT_HPP

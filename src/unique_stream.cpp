@@ -1,0 +1,24 @@
+// unique_stream (include/streamlike/unique_stream.hpp).
+#include "error_messages.hpp"
+#include "stream_lifecycle.hpp"
+
+#include <streamlike/unique_stream.hpp>
+
+namespace streamlike {
+
+unique_stream unique_stream::create(const stream_options& options) {
+  return unique_stream(detail::create_stream(options, "unique_stream::create"));
+}
+
+unique_stream unique_stream::adopt(cudaStream_t handle) {
+  if (detail::names_default_stream(handle)) detail::throw_cannot_own_default("unique_stream::adopt");
+  return unique_stream(handle);
+}
+
+void unique_stream::destroy(cudaStream_t handle) noexcept { detail::destroy_stream(handle); }
+
+void unique_stream::throw_empty(const char* what) {
+  detail::throw_empty("unique_stream", what, "default-constructed, moved-from or released", "one that owns a stream");
+}
+
+} // namespace streamlike
