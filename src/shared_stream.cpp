@@ -9,12 +9,13 @@
 #include <streamlike/shared_stream.hpp>
 
 #include <mutex>
+#include <optional>
 
 namespace streamlike {
 namespace detail {
 
-void stream_control_block::query_facts_once() const {
-  std::call_once(facts_once_, [this] { facts_ = query_stream_facts(handle_); });
+void stream_control_block::query_deferred_facts() const {
+  std::call_once(facts_once_, [this] { facts_ = query_facts(handle_); });
 }
 
 namespace {
@@ -27,8 +28,11 @@ public:
 
 private:
   void dispose() noexcept override {
-    const stream_facts& facts = known_facts();
-    if (cuda_context::still_alive(facts.context_id, facts.device)) destroy_stream_on_device(handle(), facts.device);
+    // Always known: queried when the stream was created or adopted.
+    const std::optional<stream_facts>& facts = facts_if_known();
+    if (facts && cuda_context::still_alive(facts->primary_context_id, facts->device)) {
+      destroy_stream_on_device(handle(), facts->device);
+    }
     delete this;
   }
 };
@@ -37,7 +41,7 @@ private:
 // shared_streams of it stay valid whatever the order of static destruction.
 class immortal_block final : public stream_control_block {
 public:
-  explicit immortal_block(cudaStream_t handle) noexcept : stream_control_block(handle, stream_facts{}) {}
+  explicit immortal_block(cudaStream_t handle) noexcept : stream_control_block(handle, std::nullopt) {}
 
 private:
   void dispose() noexcept override {}
@@ -55,7 +59,7 @@ namespace {
 // handle to the caller (adopt) or destroys it (create).
 shared_stream make_owned_shared(cudaStream_t handle, bool destroy_on_failure) {
   try {
-    const stream_facts facts = query_stream_facts(handle);
+    const stream_facts facts = query_facts(handle);
     return shared_stream_access::make(new owned_stream_block(handle, facts));
   } catch (...) {
     if (destroy_on_failure) destroy_stream(handle);
@@ -92,29 +96,29 @@ void shared_stream::throw_empty(const char* what) {
   detail::throw_empty("shared_stream", what, "default-constructed or moved-from", "one that holds a stream");
 }
 
-const detail::stream_facts& shared_stream::cached_facts(const char* what) const {
-  if (block_ == nullptr) throw_empty(what);
+const std::optional<detail::stream_facts>& shared_stream::facts(const char* operation) const {
+  if (block_ == nullptr) throw_empty(operation);
   return block_->facts();
 }
 
 int shared_stream::device() const {
-  const auto& facts = cached_facts("device");
-  return facts.cached ? facts.device : view().device();
+  const auto& known = facts("device");
+  return known ? known->device : view().device();
 }
 
 unsigned long long shared_stream::id() const {
-  const auto& facts = cached_facts("id");
-  return facts.cached ? facts.id : view().id();
+  const auto& known = facts("id");
+  return known ? known->id : view().id();
 }
 
 unsigned int shared_stream::flags() const {
-  const auto& facts = cached_facts("flags");
-  return facts.cached ? facts.flags : view().flags();
+  const auto& known = facts("flags");
+  return known ? known->flags : view().flags();
 }
 
 int shared_stream::priority() const {
-  const auto& facts = cached_facts("priority");
-  return facts.cached ? facts.priority : view().priority();
+  const auto& known = facts("priority");
+  return known ? known->priority : view().priority();
 }
 
 } // namespace streamlike

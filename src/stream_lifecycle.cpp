@@ -61,14 +61,13 @@ cudaStream_t create_stream(const stream_options& options, const char* who) {
   return handle;
 }
 
-stream_facts query_stream_facts(cudaStream_t handle) {
+stream_facts query_facts(cudaStream_t handle) {
   stream_facts facts;
   throw_if_error(cudaStreamGetDevice(handle, &facts.device), "cudaStreamGetDevice");
   throw_if_error(cudaStreamGetId(handle, &facts.id), "cudaStreamGetId");
   throw_if_error(cudaStreamGetFlags(handle, &facts.flags), "cudaStreamGetFlags");
   throw_if_error(cudaStreamGetPriority(handle, &facts.priority), "cudaStreamGetPriority");
-  facts.context_id = cuda_context::primary_or_zero(cuda_context::id_of(handle), facts.device);
-  facts.cached = true;
+  facts.primary_context_id = cuda_context::primary_or_zero(cuda_context::id_of(handle), facts.device);
   return facts;
 }
 

@@ -23,7 +23,7 @@ namespace streamlike::detail {
 
 /// The facts of a live stream (device, id, flags, priority, primary context). Throws
 /// streamlike::error if the handle does not name a live stream.
-[[nodiscard]] stream_facts query_stream_facts(cudaStream_t handle);
+[[nodiscard]] stream_facts query_facts(cudaStream_t handle);
 
 /// Destroys a stream on `device` (a negative device: the current one). Never throws: errors,
 /// including a runtime that is unloading, are ignored, since there is nothing left to release.

@@ -11,13 +11,17 @@ namespace streamlike {
 /// The constructor throws streamlike::error if either call fails; the destructor never throws.
 class device_guard {
 public:
+  /// Makes `device` current.
   explicit device_guard(int device);
+  /// Makes the stream's device current (cudaStreamGetDevice; the default streams: the current device).
   explicit device_guard(stream_view stream);
   device_guard(const device_guard&) = delete;
   device_guard& operator=(const device_guard&) = delete;
   ~device_guard();
 
+  /// The device that was current before, made current again on destruction.
   [[nodiscard]] int previous() const noexcept { return previous_; }
+  /// The device this guard made current.
   [[nodiscard]] int current() const noexcept { return current_; }
 
 private:

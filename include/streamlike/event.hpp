@@ -15,6 +15,7 @@
 
 namespace streamlike {
 
+/// How event::create (and record()) make an event.
 struct event_options {
   /// The device to create the event on; empty: the current device.
   std::optional<int> device{};
@@ -22,8 +23,10 @@ struct event_options {
   bool timing = false;
 };
 
+/// A move-only owning cudaEvent_t; destroyed (never throwing) with the object.
 class event {
 public:
+  /// Empty: owns no event; every operation but destruction, moving and swap throws.
   constexpr event() noexcept = default;
   event(const event&) = delete;
   event& operator=(const event&) = delete;
@@ -34,17 +37,22 @@ public:
   }
   ~event();
 
+  /// A new event on options.device (the current device stays current). Throws streamlike::error
+  /// if CUDA cannot create it.
   [[nodiscard]] static event create(const event_options& options = {});
 
+  /// False when empty (default-constructed or moved-from).
   [[nodiscard]] explicit operator bool() const noexcept { return handle_ != nullptr; }
+  /// The handle, still owned by this event; nullptr when empty.
   [[nodiscard]] cudaEvent_t get() const noexcept { return handle_; }
 
   // Each of these throws streamlike::error on an empty event or a failed CUDA call.
 
-  /// Captures the work queued on `stream` so far.
+  /// Captures the work queued on `stream` so far (cudaEventRecord).
   void record(stream_view stream);
-  /// True once the recorded work has completed.
+  /// True once the recorded work has completed (cudaEventQuery).
   [[nodiscard]] bool is_done() const;
+  /// Blocks the calling thread until the recorded work has completed (cudaEventSynchronize).
   void sync() const;
   /// Milliseconds between two timed events (both created with timing = true, both completed).
   friend float elapsed_ms(const event& start, const event& stop);
@@ -59,7 +67,9 @@ private:
 
 [[nodiscard]] float elapsed_ms(const event& start, const event& stop);
 
-/// Records an event on any stream-like object's stream.
+/// A new event, created on the stream's device unless options.device says otherwise, with the
+/// work queued on any stream-like object's stream so far recorded in it. Throws streamlike::error
+/// on a failed CUDA call (and what get_stream throws, e.g. for an empty owner).
 template <class S>
   requires stream_like<S>
 [[nodiscard]] event record(S&& stream, const event_options& options = {}) {

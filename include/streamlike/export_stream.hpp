@@ -90,7 +90,8 @@ struct export_stream_t {
     }
   }
 
-  // Where no route applies, say why at the call (returns void, so stream_exporter stays false).
+  // Where no route applies, say why at the call (returns void, so stream_exporter stays false:
+  // stream_exporter.hpp).
   template <class T>
     requires(!detail::export_stream_routes::routed<T>)
   void operator()(T&&) const {
@@ -112,12 +113,10 @@ inline namespace cpo {
 inline constexpr export_stream_t export_stream{};
 } // namespace cpo
 
-/// export_stream(t) yields a shared_stream that keeps the stream alive, for `t` of type T&&.
-template <class T>
-concept stream_exporter = requires(T&& t) {
-  { streamlike::export_stream(std::forward<T>(t)) } -> std::same_as<shared_stream>;
-};
-
 } // namespace streamlike
+
+// The concept over this customization point, as stream_like.hpp is over get_stream.hpp; included
+// here too so that code including only this header keeps seeing it.
+#include <streamlike/stream_exporter.hpp>
 
 #endif // STREAMLIKE_EXPORT_STREAM_HPP

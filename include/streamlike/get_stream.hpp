@@ -26,6 +26,7 @@
 #define STREAMLIKE_GET_STREAM_HPP
 
 #include <streamlike/config.hpp>
+#include <streamlike/disable_stream_like.hpp>
 #include <streamlike/enable_stream_owner.hpp>
 #include <streamlike/stream_view.hpp>
 #include <streamlike/tag_invoke.hpp>
@@ -38,6 +39,13 @@
 namespace streamlike {
 
 struct get_stream_t;
+
+namespace detail {
+/// get_stream refuses a temporary of T (the lifetime rule above): true for owners, and for
+/// shared_stream, whose temporary may hold the last reference (shared_stream.hpp says so).
+template <class T>
+inline constexpr bool view_dangles_from_temporary = enable_stream_owner<T>;
+} // namespace detail
 
 namespace detail::get_stream_routes {
 

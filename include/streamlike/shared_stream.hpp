@@ -1,5 +1,10 @@
-// streamlike/shared_stream.hpp: the refcounted owning stream, a vocabulary type for "keep this
-// stream alive" across libraries (what NVIDIA/cccl#1447 asks for).
+// streamlike/shared_stream.hpp: the refcounted stream with shared ownership, a vocabulary type
+// for "keep this stream alive" across libraries (what NVIDIA/cccl#1447 asks for).
+//
+// It shares ownership, as std::shared_ptr does: the stream is released when the last
+// shared_stream referring to it is destroyed, not when any one is. So it is not a stream_owner
+// (stream_owner.hpp: destroying the object destroys the stream); it is what export_stream yields
+// (a stream_exporter), and stream_like as an lvalue.
 //
 // Ways in, each a named function: create(options), adopt(handle), keep_alive(view, object),
 // from_owner(owner) (what export_stream(std::move(owner)) calls), and the immortal default
@@ -24,6 +29,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -33,6 +39,7 @@ namespace detail {
 struct shared_stream_access;
 } // namespace detail
 
+/// A refcounted stream: copies share it, and the last one releases it (see the file comment).
 class shared_stream {
 public:
   /// Empty: owns nothing, views nothing.
@@ -79,10 +86,12 @@ public:
              (!std::is_const_v<std::remove_reference_t<Owner>>)
   [[nodiscard]] static shared_stream from_owner(Owner&& owner);
 
-  /// The default streams: never destroyed.
+  /// The default streams (cudaStreamLegacy, cudaStreamPerThread): immortal, never destroyed,
+  /// valid during static destruction; their queries answer for the current device.
   [[nodiscard]] static shared_stream legacy_default() noexcept;
   [[nodiscard]] static shared_stream per_thread_default() noexcept;
 
+  /// False when empty (default-constructed, moved-from or reset).
   [[nodiscard]] explicit operator bool() const noexcept { return block_ != nullptr; }
 
   /// The view; throws streamlike::error on an empty shared_stream.
@@ -90,6 +99,7 @@ public:
     if (block_ == nullptr) [[unlikely]] throw_empty("view");
     return stream_view{handle_};
   }
+  /// The raw handle, still owned; throws streamlike::error on an empty shared_stream.
   [[nodiscard]] cudaStream_t get() const {
     if (block_ == nullptr) [[unlikely]] throw_empty("get");
     return handle_;
@@ -108,11 +118,17 @@ public:
   // can release its handle) or on the first query (keep_alive and the rest). Default streams
   // answer for the current device. Each throws streamlike::error on an empty shared_stream or a
   // failed CUDA call.
+
+  /// The device the stream belongs to.
   [[nodiscard]] int device() const;
+  /// The process-unique stream id (cudaStreamGetId).
   [[nodiscard]] unsigned long long id() const;
+  /// cudaStreamDefault or cudaStreamNonBlocking.
   [[nodiscard]] unsigned int flags() const;
+  /// The stream's priority (lower numbers are higher priorities).
   [[nodiscard]] int priority() const;
 
+  /// Drops this reference (the stream is released if it was the last) and empties *this.
   void reset() noexcept { shared_stream().swap(*this); }
   void swap(shared_stream& other) noexcept {
     std::swap(handle_, other.handle_);
@@ -130,7 +146,8 @@ private:
   // Adopts the block's initial reference.
   explicit shared_stream(detail::stream_control_block* block) noexcept : handle_(block->handle()), block_(block) {}
   [[noreturn]] static void throw_empty(const char* what);
-  [[nodiscard]] const detail::stream_facts& cached_facts(const char* what) const;
+  // The block's facts (std::nullopt for a default stream); throws on an empty shared_stream.
+  [[nodiscard]] const std::optional<detail::stream_facts>& facts(const char* operation) const;
 
   cudaStream_t handle_ = nullptr;
   detail::stream_control_block* block_ = nullptr;
@@ -148,8 +165,8 @@ shared_stream shared_stream::keep_alive(stream_view view, T&& object) {
   using block = detail::holding_block<std::remove_cvref_t<T>>;
   // `new` moves the object in only once the allocation has succeeded. No CUDA call here: the
   // facts of a foreign stream are queried when first asked for; default streams have none.
-  if (view.is_default()) return shared_stream(new block(view.get(), detail::stream_facts{}, std::forward<T>(object)));
-  return shared_stream(new block(view.get(), detail::lazy_facts, std::forward<T>(object)));
+  if (view.is_default()) return shared_stream(new block(view.get(), std::nullopt, std::forward<T>(object)));
+  return shared_stream(new block(view.get(), detail::defer_facts, std::forward<T>(object)));
 }
 
 template <class Owner>

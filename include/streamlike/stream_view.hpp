@@ -19,6 +19,7 @@
 
 namespace streamlike {
 
+/// A non-owning view of a CUDA stream (see the file comment).
 class stream_view {
 public:
   using value_type = cudaStream_t;
@@ -26,7 +27,10 @@ public:
   // No "default stream" by accident: say which one with legacy_default() or per_thread_default().
   stream_view() = delete;
 
+  /// Views `handle` (implicit, as cuda::stream_ref): any handle, 0 included, whose meaning is the
+  /// caller's translation unit's (default_stream.hpp).
   constexpr stream_view(cudaStream_t handle) noexcept : handle_(handle) {}
+  /// Views the stream `ref` views.
   constexpr stream_view(cuda::stream_ref ref) noexcept : handle_(ref.get()) {}
 
   // An integer is not a stream (`stream_view{0}` is the classic bug). Decode integers with the
@@ -41,6 +45,7 @@ public:
   /// The calling host thread's default stream (cudaStreamPerThread).
   [[nodiscard]] static stream_view per_thread_default() noexcept { return stream_view{cudaStreamPerThread}; }
 
+  /// The handle, as given.
   [[nodiscard]] constexpr cudaStream_t get() const noexcept { return handle_; }
   constexpr operator cudaStream_t() const noexcept { return handle_; }
   constexpr operator cuda::stream_ref() const noexcept { return cuda::stream_ref{handle_}; }
@@ -63,6 +68,7 @@ public:
   [[nodiscard]] unsigned long long id() const;
   /// cudaStreamDefault or cudaStreamNonBlocking.
   [[nodiscard]] unsigned int flags() const;
+  /// The stream's priority (cudaStreamGetPriority; lower numbers are higher priorities).
   [[nodiscard]] int priority() const;
   /// True once all work queued so far has completed (cudaStreamQuery).
   [[nodiscard]] bool is_done() const;

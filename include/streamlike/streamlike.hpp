@@ -6,6 +6,7 @@
 #include <streamlike/config.hpp>
 #include <streamlike/default_stream.hpp>
 #include <streamlike/device_guard.hpp>
+#include <streamlike/disable_stream_like.hpp>
 #include <streamlike/enable_stream_owner.hpp>
 #include <streamlike/error.hpp>
 #include <streamlike/event.hpp>
@@ -14,6 +15,7 @@
 #include <streamlike/ordering.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_encodings.hpp>
+#include <streamlike/stream_exporter.hpp>
 #include <streamlike/stream_like.hpp>
 #include <streamlike/stream_options.hpp>
 #include <streamlike/stream_owner.hpp>

@@ -1,11 +1,10 @@
 // streamlike/unique_stream.hpp: the move-only owning stream, one pointer in size.
 //
-// For code that needs no sharing; the canonical stream_owner. One pointer leaves no room to
-// remember the stream's context, so a unique_stream must not outlive a cudaDeviceReset of its
-// device (the handle is dead, as any raw handle is); export_stream(std::move(u)) moves it into a
-// shared_stream, which is reset-safe. CCCL 3.0 (CUDA 13.0) has no owning
-// stream at all (cuda::stream arrives in 3.1). export_stream(std::move(u)) turns it into a
-// shared_stream without creating a new stream.
+// For code that needs no sharing; the canonical stream_owner (CCCL 3.0, in CUDA 13.0, has no
+// owning stream; cuda::stream arrives in 3.1). export_stream(std::move(u)) moves it into a
+// shared_stream without creating a new stream. One pointer leaves no room to remember the
+// stream's context, so a unique_stream must not outlive a cudaDeviceReset of its device (the
+// handle is dead, as any raw handle is); a shared_stream is reset-safe.
 #ifndef STREAMLIKE_UNIQUE_STREAM_HPP
 #define STREAMLIKE_UNIQUE_STREAM_HPP
 
@@ -17,6 +16,7 @@
 
 namespace streamlike {
 
+/// Owns one stream alone and destroys it (on its own device, never throwing) when destroyed.
 class unique_stream {
 public:
   /// Empty: owns nothing.
@@ -40,6 +40,7 @@ public:
   /// Gives up ownership: the caller must destroy the returned handle. Empties *this.
   [[nodiscard]] cudaStream_t release() noexcept { return std::exchange(handle_, nullptr); }
 
+  /// False when empty (default-constructed, moved-from or released).
   [[nodiscard]] explicit operator bool() const noexcept { return handle_ != nullptr; }
 
   /// The view; throws streamlike::error on an empty unique_stream (never the default stream by accident).
@@ -47,6 +48,7 @@ public:
     if (handle_ == nullptr) [[unlikely]] throw_empty("view");
     return stream_view{handle_};
   }
+  /// The raw handle, still owned; throws streamlike::error on an empty unique_stream.
   [[nodiscard]] cudaStream_t get() const {
     if (handle_ == nullptr) [[unlikely]] throw_empty("get");
     return handle_;

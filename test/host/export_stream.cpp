@@ -4,6 +4,7 @@
 // default streams, whose facts are never queried, so no CUDA call is made.
 #include <streamlike/export_stream.hpp>
 #include <streamlike/shared_stream.hpp>
+#include <streamlike/stream_exporter.hpp>
 #include <streamlike/stream_owner.hpp>
 #include <streamlike/tag_invoke.hpp>
 #include <streamlike/unique_stream.hpp>

@@ -4,6 +4,7 @@
 //
 // Each route returns its own fake handle, so a test sees which route won. Fake handles are
 // distinct addresses that are never dereferenced: nothing here needs a GPU.
+#include <streamlike/disable_stream_like.hpp>
 #include <streamlike/get_stream.hpp>
 
 #include <streamlike/stream_like.hpp>

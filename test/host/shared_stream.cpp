@@ -6,6 +6,7 @@
 #include <streamlike/export_stream.hpp>
 #include <streamlike/get_stream.hpp>
 #include <streamlike/shared_stream.hpp>
+#include <streamlike/stream_exporter.hpp>
 #include <streamlike/stream_like.hpp>
 #include <streamlike/stream_owner.hpp>
 

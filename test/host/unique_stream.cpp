@@ -4,6 +4,7 @@
 // destructor never hands it to CUDA.
 #include <streamlike/export_stream.hpp>
 #include <streamlike/get_stream.hpp>
+#include <streamlike/stream_exporter.hpp>
 #include <streamlike/stream_like.hpp>
 #include <streamlike/stream_owner.hpp>
 #include <streamlike/unique_stream.hpp>

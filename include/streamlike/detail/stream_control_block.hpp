@@ -11,36 +11,42 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
 namespace streamlike::detail {
 
-/// What a shared_stream caches when it is made. Default streams cache nothing: they answer for
-/// whichever device is current when asked.
+/// What a shared_stream caches about its stream, so that its queries make no CUDA call. The
+/// vocabulary: a block's facts are queried (detail::query_facts, in the library) when it is made,
+/// or, for a block made with defer_facts, by the first facts() call; facts_if_known() reads them
+/// without a CUDA call. Default streams have none (std::nullopt): they answer for whichever
+/// device is current when asked.
 struct stream_facts {
-  bool cached = false;
   int device = -1;
   unsigned long long id = 0;
   unsigned int flags = 0;
   int priority = 0;
-  /// The driver's unique id of the stream's context (cuCtxGetId): tells a stream that died with
-  /// cudaDeviceReset from a live one at destruction time.
-  unsigned long long context_id = 0;
+  /// The driver's unique id of the stream's context (cuCtxGetId) if it is its device's primary
+  /// context, else 0: tells a stream that died with cudaDeviceReset from a live one when the
+  /// last reference drops.
+  unsigned long long primary_context_id = 0;
 };
 
 /// Asks a block to query its facts on first use rather than when made.
-struct lazy_facts_t {
-  explicit lazy_facts_t() = default;
+struct defer_facts_t {
+  explicit defer_facts_t() = default;
 };
-inline constexpr lazy_facts_t lazy_facts{};
+inline constexpr defer_facts_t defer_facts{};
 
 class stream_control_block {
 public:
-  stream_control_block(cudaStream_t handle, const stream_facts& facts) noexcept : handle_(handle), facts_(facts) {}
-  // For keep-alive blocks: importing a foreign stream (a Python exporter, a shared_ptr) must cost
-  // no CUDA call, so the facts are queried by the first query that needs them.
-  stream_control_block(cudaStream_t handle, lazy_facts_t) noexcept : handle_(handle), lazy_(true) {}
+  /// Facts known when made (std::nullopt for a default stream).
+  stream_control_block(cudaStream_t handle, const std::optional<stream_facts>& facts) noexcept
+      : handle_(handle), facts_(facts) {}
+  /// For keep-alive blocks: importing a foreign stream (a Python exporter, a shared_ptr) must cost
+  /// no CUDA call, so the facts are queried by the first query that needs them.
+  stream_control_block(cudaStream_t handle, defer_facts_t) noexcept : handle_(handle), deferred_(true) {}
   stream_control_block(const stream_control_block&) = delete;
   stream_control_block& operator=(const stream_control_block&) = delete;
 
@@ -53,14 +59,14 @@ public:
   }
   [[nodiscard]] long use_count() const noexcept { return refs_.load(std::memory_order_relaxed); }
   [[nodiscard]] cudaStream_t handle() const noexcept { return handle_; }
-  /// The facts, queried now if this block was made with lazy_facts (thread-safe; a failed
+  /// The facts, queried now if this block was made with defer_facts (thread-safe; a failed
   /// query throws streamlike::error and is retried by the next call).
-  [[nodiscard]] const stream_facts& facts() const {
-    if (lazy_) query_facts_once();
+  [[nodiscard]] const std::optional<stream_facts>& facts() const {
+    if (deferred_) query_deferred_facts();
     return facts_;
   }
   /// The facts known so far, without a CUDA call (for dispose()).
-  [[nodiscard]] const stream_facts& known_facts() const noexcept { return facts_; }
+  [[nodiscard]] const std::optional<stream_facts>& facts_if_known() const noexcept { return facts_; }
 
 protected:
   ~stream_control_block() = default;
@@ -68,13 +74,13 @@ protected:
 private:
   /// Releases the stream (or whatever keeps it alive) and frees the block. Never throws.
   virtual void dispose() noexcept = 0;
-  void query_facts_once() const; // src/shared_stream.cpp
+  void query_deferred_facts() const; // src/shared_stream.cpp
 
   std::atomic<long> refs_{1};
   cudaStream_t handle_;
-  bool lazy_ = false;
+  bool deferred_ = false;
   mutable std::once_flag facts_once_;
-  mutable stream_facts facts_;
+  mutable std::optional<stream_facts> facts_;
 };
 
 /// A block that holds an object until the last reference drops: a moved-in stream owner, a
