@@ -3,6 +3,7 @@
 #include "cuda_context.hpp"
 #include "error_messages.hpp"
 #include "stream_lifecycle.hpp"
+#include "stream_operations.hpp"
 
 #include <streamlike/detail/stream_control_block.hpp>
 #include <streamlike/error.hpp>
@@ -119,6 +120,33 @@ unsigned int shared_stream::flags() const {
 int shared_stream::priority() const {
   const auto& known = facts("priority");
   return known ? known->priority : view().priority();
+}
+
+bool shared_stream::is_done() const {
+  if (block_ == nullptr) throw_empty("is_done");
+  return detail::stream_operations::is_done(handle_, "shared_stream");
+}
+
+void shared_stream::sync() const {
+  if (block_ == nullptr) throw_empty("sync");
+  detail::stream_operations::sync(handle_, "shared_stream");
+}
+
+void shared_stream::wait(cudaEvent_t event) const {
+  if (block_ == nullptr) throw_empty("wait");
+  detail::stream_operations::wait(handle_, event, "shared_stream");
+}
+
+void shared_stream::wait_for(stream_view producer) const {
+  detail::stream_operations::wait(handle_, producer.get(), "shared_stream");
+}
+
+event shared_stream::record(const event_options& options) const {
+  const auto& known = facts("record");
+  event_options on_device = options;
+  // The cached device spares a CUDA call; default streams have none, and the record asks.
+  if (!on_device.device && known) on_device.device = known->device;
+  return detail::stream_operations::record(handle_, on_device, "shared_stream");
 }
 
 } // namespace streamlike

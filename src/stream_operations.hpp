@@ -4,6 +4,8 @@
 #ifndef STREAMLIKE_SRC_STREAM_OPERATIONS_HPP
 #define STREAMLIKE_SRC_STREAM_OPERATIONS_HPP
 
+#include <streamlike/event.hpp>
+
 #include <cuda_runtime_api.h>
 
 namespace streamlike::detail::stream_operations {
@@ -17,6 +19,9 @@ void wait(cudaStream_t consumer, cudaEvent_t event, const char* type);
 /// `consumer` waits for the work queued on `producer` so far, through this thread's cached
 /// event for the producer's context; a no-op for the same stream (src/ordering.cpp).
 void wait(cudaStream_t consumer, cudaStream_t producer, const char* type);
+/// A new event with the work queued on `stream` so far recorded in it, created on options.device,
+/// else on the stream's device (src/event.cpp).
+[[nodiscard]] event record(cudaStream_t stream, const event_options& options, const char* type);
 
 } // namespace streamlike::detail::stream_operations
 

@@ -1,6 +1,7 @@
 // unique_stream (include/streamlike/unique_stream.hpp).
 #include "error_messages.hpp"
 #include "stream_lifecycle.hpp"
+#include "stream_operations.hpp"
 
 #include <streamlike/unique_stream.hpp>
 
@@ -19,6 +20,30 @@ void unique_stream::destroy(cudaStream_t handle) noexcept { detail::destroy_stre
 
 void unique_stream::throw_empty(const char* what) {
   detail::throw_empty("unique_stream", what, "default-constructed, moved-from or released", "one that owns a stream");
+}
+
+bool unique_stream::is_done() const {
+  if (handle_ == nullptr) throw_empty("is_done");
+  return detail::stream_operations::is_done(handle_, "unique_stream");
+}
+
+void unique_stream::sync() const {
+  if (handle_ == nullptr) throw_empty("sync");
+  detail::stream_operations::sync(handle_, "unique_stream");
+}
+
+void unique_stream::wait(cudaEvent_t event) const {
+  if (handle_ == nullptr) throw_empty("wait");
+  detail::stream_operations::wait(handle_, event, "unique_stream");
+}
+
+void unique_stream::wait_for(stream_view producer) const {
+  detail::stream_operations::wait(handle_, producer.get(), "unique_stream");
+}
+
+event unique_stream::record(const event_options& options) const {
+  if (handle_ == nullptr) throw_empty("record");
+  return detail::stream_operations::record(handle_, options, "unique_stream");
 }
 
 } // namespace streamlike

@@ -15,6 +15,10 @@
 
 namespace streamlike {
 
+namespace detail {
+struct event_access;
+} // namespace detail
+
 /// How event::create (and record()) make an event.
 struct event_options {
   /// The device to create the event on; empty: the current device.
@@ -60,6 +64,7 @@ public:
   void swap(event& other) noexcept { std::swap(handle_, other.handle_); }
 
 private:
+  friend struct detail::event_access;
   explicit event(cudaEvent_t handle) noexcept : handle_(handle) {}
   void require_handle(const char* what) const; // throws streamlike::error on an empty event
   cudaEvent_t handle_ = nullptr;

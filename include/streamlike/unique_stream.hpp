@@ -9,9 +9,14 @@
 #define STREAMLIKE_UNIQUE_STREAM_HPP
 
 #include <streamlike/enable_stream_owner.hpp>
+#include <streamlike/event.hpp>
+#include <streamlike/get_stream.hpp>
+#include <streamlike/stream_like.hpp>
 #include <streamlike/stream_options.hpp>
 #include <streamlike/stream_view.hpp>
 
+#include <concepts>
+#include <cstddef>
 #include <utility>
 
 namespace streamlike {
@@ -58,6 +63,37 @@ public:
   [[nodiscard]] stream_view get_stream() const& { return view(); }
   void get_stream() && = delete;
   void get_stream() const&& = delete;
+  // No query(cuda::get_stream_t): CCCL's cuda::get_stream finds get_stream() and query() side by
+  // side (a type with both is an ambiguous call there) and requires query to be noexcept, which an
+  // owner that may be empty cannot be (README, "Owning streams").
+
+  // The stream's operations, with stream_view's semantics (this type's view().sync() and so on,
+  // except that errors name this type). Each throws streamlike::error naming
+  // "unique_stream::<operation>" on an empty unique_stream or a failed CUDA call.
+
+  /// True once all work queued so far has completed (cudaStreamQuery).
+  [[nodiscard]] bool is_done() const;
+  /// Blocks the calling thread until all work queued so far has completed (cudaStreamSynchronize).
+  void sync() const;
+  /// Work queued on this stream from now on waits for `event` (cudaStreamWaitEvent).
+  void wait(cudaEvent_t event) const;
+  /// Work queued on this stream from now on waits for the work already queued on `producer`, any
+  /// stream_like object (an owner as an lvalue), also across devices; a no-op when both are the
+  /// same stream. No event is created per call (see ordering.hpp).
+  template <class Producer>
+    requires stream_like<Producer>
+  void wait(Producer&& producer) const {
+    if (handle_ == nullptr) [[unlikely]] throw_empty("wait");
+    wait_for(streamlike::get_stream(std::forward<Producer>(producer)));
+  }
+  // Neither 0 nor nullptr is an event or a stream.
+  template <class Integer>
+    requires std::integral<Integer>
+  void wait(Integer) const = delete;
+  void wait(std::nullptr_t) const = delete;
+  /// A new event holding the work queued on this stream so far: as streamlike::record(*this,
+  /// options) (event.hpp), created on the stream's device unless options.device says otherwise.
+  [[nodiscard]] event record(const event_options& options = {}) const;
 
   void swap(unique_stream& other) noexcept { std::swap(handle_, other.handle_); }
   friend void swap(unique_stream& a, unique_stream& b) noexcept { a.swap(b); }
@@ -68,6 +104,7 @@ private:
   // unloading, are ignored: there is nothing left to release).
   static void destroy(cudaStream_t handle) noexcept;
   [[noreturn]] static void throw_empty(const char* what);
+  void wait_for(stream_view producer) const;
 
   cudaStream_t handle_ = nullptr;
 };

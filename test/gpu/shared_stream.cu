@@ -4,6 +4,7 @@
 // options (device, priority, non_blocking) reach the driver.
 #include "call_counters.hpp"
 #include "gpu_support.hpp"
+#include "owner_operation_checks.hpp"
 #include "ownership_checks.hpp"
 #include "timed_kernels.hpp"
 
@@ -293,4 +294,24 @@ TEST_CASE("id(): unique across live streams, and not reused when a handle is") {
     }
   }
   if (!reused) MESSAGE("skipped the reuse check: the driver gave no handle out twice in 64 attempts");
+}
+
+TEST_CASE("the stream's operations on the owner: is_done, sync, wait and record on two shared_streams") {
+  const shared_stream producer = shared_stream::create();
+  const shared_stream consumer = shared_stream::create();
+  gpu_test::check_owner_operations(producer, consumer);
+}
+
+TEST_CASE("the stream's operations on a shared_stream of a default stream and of a kept-alive stream") {
+  const shared_stream per_thread = shared_stream::per_thread_default();
+  const streamlike::event recorded = per_thread.record(); // no cached device: asks the stream
+  recorded.sync();
+  CHECK(recorded.is_done());
+  per_thread.sync();
+  CHECK(per_thread.is_done());
+
+  gpu_test::owned_stream raw;
+  const shared_stream kept = shared_stream::keep_alive(streamlike::stream_view{raw.get()}, 0);
+  const shared_stream consumer = shared_stream::create();
+  gpu_test::check_owner_operations(kept, consumer);
 }

@@ -3,10 +3,12 @@
 // released or was moved out of, and work runs on the streams it creates and adopts.
 #include "call_counters.hpp"
 #include "gpu_support.hpp"
+#include "owner_operation_checks.hpp"
 #include "ownership_checks.hpp"
 #include "timed_kernels.hpp"
 
 #include <streamlike/get_stream.hpp>
+#include <streamlike/shared_stream.hpp>
 #include <streamlike/unique_stream.hpp>
 
 #include <doctest/doctest.h>
@@ -117,4 +119,26 @@ TEST_CASE("unique_stream on a device that is not current (needs two GPUs)") {
   int current = -1;
   GPU_REQUIRE_CUDA(cudaGetDevice(&current));
   CHECK(current == 0);
+}
+
+TEST_CASE("the stream's operations on the owner: is_done, sync, wait and record on two unique_streams") {
+  const streamlike::unique_stream producer = streamlike::unique_stream::create();
+  const streamlike::unique_stream consumer = streamlike::unique_stream::create();
+  gpu_test::check_owner_operations(producer, consumer);
+}
+
+TEST_CASE("a unique_stream waits for a shared_stream and the reverse") {
+  const streamlike::unique_stream unique = streamlike::unique_stream::create();
+  const streamlike::shared_stream shared = streamlike::shared_stream::create();
+  gpu_test::mapped_ints flag{2};
+  gpu_test::mapped_ints seen{2};
+  GPU_REQUIRE_CUDA(gpu_test::launch_spin_then_write(shared.get(), flag.device(), 1, 20'000'000));
+  unique.wait(shared);
+  GPU_REQUIRE_CUDA(gpu_test::launch_observe(unique.get(), flag.device(), 1, seen.device()));
+  GPU_REQUIRE_CUDA(gpu_test::launch_spin_then_write(unique.get(), flag.device() + 1, 1, 20'000'000));
+  shared.wait(unique);
+  GPU_REQUIRE_CUDA(gpu_test::launch_observe(shared.get(), flag.device() + 1, 1, seen.device() + 1));
+  shared.sync();
+  CHECK(seen.read(0) == 1);
+  CHECK(seen.read(1) == 1);
 }

@@ -9,6 +9,7 @@
 #include <streamlike/stream_exporter.hpp>
 #include <streamlike/stream_like.hpp>
 #include <streamlike/stream_owner.hpp>
+#include <streamlike/unique_stream.hpp>
 
 #include "host_support.hpp"
 
@@ -486,4 +487,79 @@ TEST_CASE("adopt() of a handle it cannot query throws streamlike::error (without
   // Without a driver the facts cannot be read: adopt fails before it owns anything.
   const auto fake = reinterpret_cast<cudaStream_t>(0x1234); // NOLINT(performance-no-int-to-ptr)
   check_no_device_error(thrown<streamlike::error>([&] { (void)shared_stream::adopt(fake); }), "cudaStreamGetDevice");
+}
+
+// --- The stream's operations on the owner -------------------------------------------------------
+
+namespace {
+// Whether `owner.wait(argument)` compiles (a dependent expression, so a refusal is an answer).
+template <class Owner, class Argument>
+concept can_wait = requires(const Owner& owner, Argument&& argument) { owner.wait(std::forward<Argument>(argument)); };
+} // namespace
+
+TEST_CASE("shared_stream's operations: signatures, noexcept and what wait accepts") {
+  const shared_stream s;
+  static_assert(std::is_same_v<decltype(s.is_done()), bool>);
+  static_assert(std::is_same_v<decltype(s.record()), streamlike::event>);
+  static_assert(std::is_same_v<decltype(s.record(streamlike::event_options{.timing = true})), streamlike::event>);
+  // Each may fail (an empty shared_stream, a CUDA error), so none is noexcept.
+  static_assert(!noexcept(s.is_done()));
+  static_assert(!noexcept(s.sync()));
+  static_assert(!noexcept(s.wait(cudaEvent_t{})));
+  static_assert(!noexcept(s.wait(stream_view::legacy_default())));
+  static_assert(!noexcept(s.record()));
+  // wait takes an event or any stream_like producer, as an lvalue where the producer owns it.
+  static_assert(requires(cudaEvent_t e) { s.wait(e); });
+  static_assert(requires(stream_view v, cudaStream_t h, cuda::stream_ref r) {
+    s.wait(v);
+    s.wait(h);
+    s.wait(r);
+    s.wait(s);
+  });
+  static_assert(requires(streamlike::unique_stream& u) { s.wait(u); });
+  static_assert(!can_wait<shared_stream, shared_stream>); // a temporary owner's view would dangle
+  // Neither 0, an integer, nor nullptr is an event or a stream (as stream_view::wait).
+  static_assert(!can_wait<shared_stream, int>);
+  static_assert(!can_wait<shared_stream, long>);
+  static_assert(!can_wait<shared_stream, std::nullptr_t>);
+  static_assert(!can_wait<shared_stream, void*>);
+  // Adding the operations changed no route: get_stream still takes the member get_stream().
+  static_assert(streamlike::stream_like<const shared_stream&>);
+  static_assert(!streamlike::nothrow_stream_like<const shared_stream&>);
+}
+
+TEST_CASE("shared_stream's operations on an empty shared_stream throw the empty error naming the operation") {
+  const shared_stream s;
+  const auto check_empty_error = [](const std::optional<streamlike::error>& e, const char* operation) {
+    REQUIRE_MESSAGE(e.has_value(), operation << " did not throw streamlike::error");
+    const std::string what = e->what();
+    CHECK_MESSAGE(contains(what, operation), what);
+    CHECK_MESSAGE(contains(what, "the shared_stream is empty"), what);
+    CHECK(e->code() == cudaErrorInvalidResourceHandle);
+  };
+  check_empty_error(thrown<streamlike::error>([&] { (void)s.is_done(); }), "shared_stream::is_done");
+  check_empty_error(thrown<streamlike::error>([&] { s.sync(); }), "shared_stream::sync");
+  check_empty_error(thrown<streamlike::error>([&] { s.wait(cudaEvent_t{}); }), "shared_stream::wait");
+  check_empty_error(thrown<streamlike::error>([&] { s.wait(stream_view::legacy_default()); }), "shared_stream::wait");
+  check_empty_error(thrown<streamlike::error>([&] { (void)s.record(); }), "shared_stream::record");
+  // An empty producer is refused by its own get_stream, naming it.
+  const shared_stream consumer = holding(0);
+  check_empty_error(thrown<streamlike::error>([&] { consumer.wait(s); }), "shared_stream::view");
+  // Waiting on its own stream is a no-op: no CUDA call, nothing thrown.
+  consumer.wait(consumer);
+  consumer.wait(stream_view::per_thread_default());
+}
+
+TEST_CASE("shared_stream's operations without a device name the shared_stream's operation and the CUDA call") {
+  if (device_present()) {
+    MESSAGE("a CUDA device is present: skipping the no-device checks");
+    return;
+  }
+  const shared_stream s = shared_stream::per_thread_default();
+  check_no_device_error(thrown<streamlike::error>([&] { (void)s.is_done(); }), "shared_stream::is_done: cudaStreamQuery");
+  check_no_device_error(thrown<streamlike::error>([&] { s.sync(); }), "shared_stream::sync: cudaStreamSynchronize");
+  check_no_device_error(thrown<streamlike::error>([&] { s.wait(stream_view::legacy_default()); }),
+                        "shared_stream::wait: cudaStreamGetDevice");
+  // A default stream caches no device: record asks the stream for it.
+  check_no_device_error(thrown<streamlike::error>([&] { (void)s.record(); }), "shared_stream::record: cudaStreamGetDevice");
 }

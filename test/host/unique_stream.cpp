@@ -15,6 +15,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -147,4 +148,74 @@ TEST_CASE("create() without a device throws streamlike::error naming the operati
     check_no_device_error(thrown<streamlike::error>([&] { (void)unique_stream::create(options); }),
                           "unique_stream::create");
   }
+}
+
+// --- The stream's operations on the owner -------------------------------------------------------
+
+namespace {
+// Whether `owner.wait(argument)` compiles (a dependent expression, so a refusal is an answer).
+template <class Owner, class Argument>
+concept can_wait = requires(const Owner& owner, Argument&& argument) { owner.wait(std::forward<Argument>(argument)); };
+} // namespace
+
+TEST_CASE("unique_stream's operations: signatures, noexcept and what wait accepts") {
+  const unique_stream u;
+  static_assert(std::is_same_v<decltype(u.is_done()), bool>);
+  static_assert(std::is_same_v<decltype(u.record()), streamlike::event>);
+  static_assert(!noexcept(u.is_done()));
+  static_assert(!noexcept(u.sync()));
+  static_assert(!noexcept(u.wait(cudaEvent_t{})));
+  static_assert(!noexcept(u.wait(stream_view::legacy_default())));
+  static_assert(!noexcept(u.record()));
+  static_assert(requires(cudaEvent_t e, stream_view v, cudaStream_t h, cuda::stream_ref r) {
+    u.wait(e);
+    u.wait(v);
+    u.wait(h);
+    u.wait(r);
+    u.wait(u);
+  });
+  static_assert(requires(streamlike::shared_stream& s) { u.wait(s); });
+  static_assert(!can_wait<unique_stream, unique_stream>); // a temporary owner's view would dangle
+  static_assert(!can_wait<unique_stream, int>);
+  static_assert(!can_wait<unique_stream, unsigned>);
+  static_assert(!can_wait<unique_stream, std::nullptr_t>);
+  static_assert(!can_wait<unique_stream, void*>);
+  // Adding the operations changed no route: get_stream still takes the member get_stream().
+  static_assert(streamlike::stream_like<const unique_stream&>);
+  static_assert(!streamlike::nothrow_stream_like<const unique_stream&>);
+}
+
+TEST_CASE("unique_stream's operations on an empty unique_stream throw the empty error naming the operation") {
+  const unique_stream u;
+  const auto check_empty_error = [](const std::optional<streamlike::error>& e, const char* operation) {
+    REQUIRE_MESSAGE(e.has_value(), operation << " did not throw streamlike::error");
+    const std::string what = e->what();
+    CHECK_MESSAGE(contains(what, operation), what);
+    CHECK_MESSAGE(contains(what, "the unique_stream is empty"), what);
+    CHECK(e->code() == cudaErrorInvalidResourceHandle);
+  };
+  check_empty_error(thrown<streamlike::error>([&] { (void)u.is_done(); }), "unique_stream::is_done");
+  check_empty_error(thrown<streamlike::error>([&] { u.sync(); }), "unique_stream::sync");
+  check_empty_error(thrown<streamlike::error>([&] { u.wait(cudaEvent_t{}); }), "unique_stream::wait");
+  check_empty_error(thrown<streamlike::error>([&] { u.wait(stream_view::legacy_default()); }), "unique_stream::wait");
+  check_empty_error(thrown<streamlike::error>([&] { (void)u.record(); }), "unique_stream::record");
+  // Released: empty too.
+  unique_stream released = unique_stream::adopt(fake_handle(0x1234));
+  CHECK(released.release() == fake_handle(0x1234));
+  check_empty_error(thrown<streamlike::error>([&] { released.sync(); }), "unique_stream::sync");
+}
+
+TEST_CASE("unique_stream's operations without a device name the unique_stream's operation and the CUDA call") {
+  if (device_present()) {
+    // A fake handle must never reach a real driver.
+    MESSAGE("a CUDA device is present: skipping the no-device checks");
+    return;
+  }
+  unique_stream u = unique_stream::adopt(fake_handle(0x1234));
+  check_no_device_error(thrown<streamlike::error>([&] { (void)u.is_done(); }), "unique_stream::is_done: cudaStreamQuery");
+  check_no_device_error(thrown<streamlike::error>([&] { u.sync(); }), "unique_stream::sync: cudaStreamSynchronize");
+  check_no_device_error(thrown<streamlike::error>([&] { u.wait(stream_view::legacy_default()); }),
+                        "unique_stream::wait: cudaStreamGetDevice");
+  check_no_device_error(thrown<streamlike::error>([&] { (void)u.record(); }), "unique_stream::record: cudaStreamGetDevice");
+  CHECK(u.release() == fake_handle(0x1234)); // the fake handle must never reach the destructor
 }
