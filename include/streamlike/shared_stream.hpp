@@ -111,6 +111,27 @@ public:
   [[nodiscard]] stream_view get_stream() const& { return view(); }
   void get_stream() && = delete;
   void get_stream() const&& = delete;
+  // Conversions, as rmm::cuda_stream has them: implicit to the view types on lvalues, so an owner
+  // passes wherever CCCL (cuda::launch, a cuda::stream_ref parameter) or streamlike takes a view;
+  // refused on rvalues, as get_stream refuses them (a temporary's view would dangle). Each throws
+  // the "empty" error of view() on an empty shared_stream. get_stream now takes an lvalue owner by its
+  // handle route (the conversion to cuda::stream_ref), which gives the same view as the member
+  // get_stream() and is no more noexcept than it.
+
+  /// The view (implicit, lvalues only).
+  operator stream_view() const& { return view(); }
+  /// A cuda::stream_ref of the stream (implicit, lvalues only): cuda::launch(owner, ...) compiles.
+  operator cuda::stream_ref() const& { return cuda::stream_ref{view().get()}; }
+  /// The raw handle, still owned (explicit, as rmm::cuda_stream's: an implicit one would hand the
+  /// handle to any cudaStream_t or void* parameter unnoticed).
+  explicit operator cudaStream_t() const& { return get(); }
+  operator stream_view() && = delete;
+  operator stream_view() const&& = delete;
+  operator cuda::stream_ref() && = delete;
+  operator cuda::stream_ref() const&& = delete;
+  explicit operator cudaStream_t() && = delete;
+  explicit operator cudaStream_t() const&& = delete;
+
   // No query(cuda::get_stream_t): CCCL's cuda::get_stream finds get_stream() and query() side by
   // side (a type with both is an ambiguous call there) and requires query to be noexcept, which an
   // owner that may be empty cannot be (README, "Owning streams").
@@ -171,6 +192,15 @@ public:
   /// Equal when they view the same stream handle (two empty ones are equal).
   [[nodiscard]] friend bool operator==(const shared_stream& a, const shared_stream& b) noexcept {
     return a.handle_ == b.handle_ && (a.block_ == nullptr) == (b.block_ == nullptr);
+  }
+
+  /// An owner equals a view (stream_view, cuda::stream_ref, cudaStream_t) of the stream it holds;
+  /// an empty one equals none. Declared here, for exactly those types, so that `owner == view`
+  /// and `view == owner` are never ambiguous between the view types' own comparisons.
+  template <class View>
+    requires std::same_as<View, stream_view> || std::same_as<View, cuda::stream_ref> || std::same_as<View, cudaStream_t>
+  [[nodiscard]] friend bool operator==(const shared_stream& owner, const View& view) noexcept {
+    return owner.block_ != nullptr && owner.handle_ == stream_view{view}.get();
   }
 
 private:

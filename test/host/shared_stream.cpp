@@ -563,3 +563,72 @@ TEST_CASE("shared_stream's operations without a device name the shared_stream's 
   // A default stream caches no device: record asks the stream for it.
   check_no_device_error(thrown<streamlike::error>([&] { (void)s.record(); }), "shared_stream::record: cudaStreamGetDevice");
 }
+
+// --- Conversions to the view types -----------------------------------------------------------------
+
+TEST_CASE("shared_stream converts to stream_view and cuda::stream_ref on lvalues only, to cudaStream_t only explicitly") {
+  static_assert(std::is_convertible_v<shared_stream&, cuda::stream_ref>);
+  static_assert(std::is_convertible_v<const shared_stream&, cuda::stream_ref>);
+  static_assert(std::is_convertible_v<shared_stream&, stream_view>);
+  static_assert(std::is_convertible_v<const shared_stream&, stream_view>);
+  // A temporary may hold the last reference: its view would dangle.
+  static_assert(!std::is_convertible_v<shared_stream, cuda::stream_ref>);
+  static_assert(!std::is_convertible_v<shared_stream&&, stream_view>);
+  static_assert(!std::is_convertible_v<const shared_stream, stream_view>);
+  // The raw handle: explicit, and lvalues only.
+  static_assert(!std::is_convertible_v<const shared_stream&, cudaStream_t>);
+  static_assert(std::is_constructible_v<cudaStream_t, const shared_stream&>);
+  static_assert(!std::is_constructible_v<cudaStream_t, shared_stream>);
+  static_assert(!std::is_convertible_v<const shared_stream&, void*>);
+  static_assert(!std::is_convertible_v<const shared_stream&, bool>); // operator bool stays explicit
+  // Each may throw (an empty shared_stream), so none is noexcept.
+  static_assert(!std::is_nothrow_convertible_v<const shared_stream&, stream_view>);
+  static_assert(!std::is_nothrow_convertible_v<const shared_stream&, cuda::stream_ref>);
+  // get_stream still views lvalues only, never noexcept, and gives the same view.
+  static_assert(streamlike::stream_like<const shared_stream&>);
+  static_assert(!streamlike::stream_like<shared_stream>);
+  static_assert(!streamlike::nothrow_stream_like<shared_stream&>);
+
+  const shared_stream s = holding(0);
+  const stream_view view = s;
+  const cuda::stream_ref ref = s;
+  CHECK(view == stream_view::per_thread_default());
+  CHECK(ref.get() == cudaStreamPerThread);
+  CHECK(static_cast<cudaStream_t>(s) == cudaStreamPerThread);
+  CHECK(stream_view{s} == s.view());
+  CHECK(cuda::stream_ref{s}.get() == s.get());
+  CHECK(streamlike::get_stream(s) == s.view());
+  const auto takes_view = [](stream_view v) { return v.get(); };
+  const auto takes_ref = [](cuda::stream_ref r) { return r.get(); };
+  CHECK(takes_view(s) == cudaStreamPerThread);
+  CHECK(takes_ref(s) == cudaStreamPerThread);
+}
+
+TEST_CASE("converting an empty shared_stream throws the empty error of view()") {
+  const shared_stream empty;
+  for (const auto& e : {thrown<streamlike::error>([&] { (void)static_cast<stream_view>(empty); }),
+                        thrown<streamlike::error>([&] { (void)static_cast<cuda::stream_ref>(empty); }),
+                        thrown<streamlike::error>([&] { (void)static_cast<cudaStream_t>(empty); })}) {
+    REQUIRE(e.has_value());
+    const std::string what = e->what();
+    CHECK_MESSAGE(contains(what, "the shared_stream is empty"), what);
+  }
+}
+
+TEST_CASE("a shared_stream compares equal to views of its stream, either way round; an empty one to none") {
+  const shared_stream s = holding(0);
+  const stream_view per_thread = stream_view::per_thread_default();
+  const stream_view legacy = stream_view::legacy_default();
+  CHECK(s == per_thread);
+  CHECK(per_thread == s);
+  CHECK(s != legacy);
+  CHECK(legacy != s);
+  CHECK(s == cuda::stream_ref{cudaStreamPerThread});
+  CHECK(cuda::stream_ref{cudaStreamPerThread} == s);
+  CHECK(s == cudaStreamPerThread);
+  CHECK(cudaStreamLegacy != s);
+  const shared_stream empty;
+  CHECK(empty != stream_view{cudaStream_t{}}); // empty views nothing, not the handle 0
+  CHECK(empty != cudaStream_t{});
+  static_assert(noexcept(s == per_thread));
+}

@@ -219,3 +219,51 @@ TEST_CASE("unique_stream's operations without a device name the unique_stream's 
   check_no_device_error(thrown<streamlike::error>([&] { (void)u.record(); }), "unique_stream::record: cudaStreamGetDevice");
   CHECK(u.release() == fake_handle(0x1234)); // the fake handle must never reach the destructor
 }
+
+// --- Conversions to the view types -----------------------------------------------------------------
+
+TEST_CASE("unique_stream converts to stream_view and cuda::stream_ref on lvalues only, to cudaStream_t only explicitly") {
+  static_assert(std::is_convertible_v<unique_stream&, cuda::stream_ref>);
+  static_assert(std::is_convertible_v<const unique_stream&, stream_view>);
+  static_assert(std::is_convertible_v<const unique_stream&, cuda::stream_ref>);
+  // A temporary owner destroys its stream at the end of the full expression.
+  static_assert(!std::is_convertible_v<unique_stream, cuda::stream_ref>);
+  static_assert(!std::is_convertible_v<unique_stream, stream_view>);
+  static_assert(!std::is_convertible_v<const unique_stream&&, stream_view>);
+  static_assert(!std::is_convertible_v<const unique_stream&, cudaStream_t>);
+  static_assert(std::is_constructible_v<cudaStream_t, const unique_stream&>);
+  static_assert(!std::is_constructible_v<cudaStream_t, unique_stream>);
+  static_assert(!std::is_convertible_v<const unique_stream&, bool>);
+  static_assert(!std::is_nothrow_convertible_v<const unique_stream&, stream_view>);
+  static_assert(streamlike::stream_like<unique_stream&>);
+  static_assert(!streamlike::stream_like<unique_stream>);
+  static_assert(!streamlike::nothrow_stream_like<unique_stream&>);
+  // Still the canonical stream_owner, and still exported by moving it in.
+  static_assert(streamlike::stream_owner<unique_stream>);
+  static_assert(streamlike::stream_exporter<unique_stream>);
+  static_assert(!streamlike::stream_exporter<unique_stream&>);
+
+  unique_stream u = unique_stream::adopt(fake_handle(0x1234));
+  const stream_view view = u;
+  const cuda::stream_ref ref = u;
+  CHECK(view == fake_handle(0x1234));
+  CHECK(ref.get() == fake_handle(0x1234));
+  CHECK(static_cast<cudaStream_t>(u) == fake_handle(0x1234));
+  CHECK(stream_view{u} == u.view());
+  CHECK(streamlike::get_stream(u) == u.view());
+  CHECK(u == view);
+  CHECK(view == u);
+  CHECK(u == fake_handle(0x1234));
+  CHECK(u != stream_view::legacy_default());
+  CHECK(u.release() == fake_handle(0x1234)); // the fake handle must never reach the destructor
+
+  const unique_stream empty;
+  for (const auto& e : {thrown<streamlike::error>([&] { (void)static_cast<stream_view>(empty); }),
+                        thrown<streamlike::error>([&] { (void)static_cast<cuda::stream_ref>(empty); }),
+                        thrown<streamlike::error>([&] { (void)static_cast<cudaStream_t>(empty); })}) {
+    REQUIRE(e.has_value());
+    const std::string what = e->what();
+    CHECK_MESSAGE(contains(what, "the unique_stream is empty"), what);
+  }
+  CHECK(empty != cudaStream_t{});
+}

@@ -1,0 +1,20 @@
+// Promise: a temporary owner does not convert to cuda::stream_ref or stream_view: the temporary
+// may hold the last reference (a shared_stream) or destroy its stream (a unique_stream) at the end
+// of the full expression, so the view would dangle. An lvalue owner converts.
+// expected-error-re: (use of deleted function|deleted)
+// expected-error-re: operator (cuda::.*stream_ref|streamlike::stream_view)
+#include <streamlike/shared_stream.hpp>
+#include <streamlike/unique_stream.hpp>
+
+void take_ref(cuda::stream_ref);
+void take_view(streamlike::stream_view);
+
+void use(const streamlike::shared_stream& shared, const streamlike::unique_stream& unique) {
+#ifndef STREAMLIKE_COMPILE_FAIL_CONTROL
+  take_ref(streamlike::shared_stream::create());
+  take_view(streamlike::unique_stream::create());
+#else
+  take_ref(shared);
+  take_view(unique);
+#endif
+}
