@@ -378,7 +378,7 @@ int tour_ownership() {
   streamlike::wait(consumer, producer.stream()); // consumer waits for the work queued on producer
   mylib::count_mismatches<<<256, 256, 0, consumer.get()>>>(data, n, 7, wrong);
   check_cuda(cudaGetLastError(), "count_mismatches<<<>>>");
-  consumer.view().sync();
+  consumer.sync(); // an owner has its stream's operations: sync, is_done, wait, record
   int host_wrong = -1;
   check_cuda(cudaMemcpy(&host_wrong, wrong, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
   std::printf("  %-44s -> %d of %d elements wrong\n", "wait(consumer, producer), then check on GPU", host_wrong, n);

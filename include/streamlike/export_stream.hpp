@@ -69,6 +69,8 @@ concept routed = choose<T>() < route::lvalue_owner;
 
 } // namespace detail::export_stream_routes
 
+/// The type of streamlike::export_stream (routes: the file comment). It lives in namespace
+/// streamlike so that ADL for tag_invoke also searches there.
 struct export_stream_t {
   template <class T>
     requires detail::export_stream_routes::routed<T>
@@ -110,6 +112,7 @@ struct export_stream_t {
 };
 
 inline namespace cpo {
+/// A shared_stream that keeps the stream of `t` alive (see the file comment).
 inline constexpr export_stream_t export_stream{};
 } // namespace cpo
 

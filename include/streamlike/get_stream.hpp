@@ -230,6 +230,7 @@ struct get_stream_t {
 // function in its place and a type in namespace streamlike may still have a hidden friend
 // named get_stream.
 inline namespace cpo {
+/// The stream_view of any stream-like `t` (see the file comment).
 inline constexpr get_stream_t get_stream{};
 } // namespace cpo
 

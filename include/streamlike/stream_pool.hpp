@@ -15,6 +15,7 @@
 
 namespace streamlike {
 
+/// A fixed set of shared_streams on one device, handed out round-robin (see the file comment).
 class stream_pool {
 public:
   static constexpr std::size_t default_size = 16;

@@ -1,9 +1,10 @@
 // streamlike/detail/stream_control_block.hpp: the refcounted block behind shared_stream.
 //
 // One block per owned stream. The count is atomic; a copy is one relaxed increment, a drop one
-// acquire-release decrement (as std::shared_ptr), or only a load when it drops the last reference. What the last drop does depends on how the
-// stream came in (created, adopted, a moved-in owner, a keep-alive object, an immortal default
-// stream), so it is a virtual dispose().
+// acquire-release decrement (as std::shared_ptr), or only a load when it drops the last
+// reference. What the last drop does depends on how the stream came in (created, adopted, a
+// moved-in owner, a keep-alive object, an immortal default stream), so it is a virtual
+// dispose(). Its out-of-line parts live in src/shared_stream.cpp.
 #ifndef STREAMLIKE_DETAIL_STREAM_CONTROL_BLOCK_HPP
 #define STREAMLIKE_DETAIL_STREAM_CONTROL_BLOCK_HPP
 
