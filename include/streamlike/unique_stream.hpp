@@ -63,12 +63,13 @@ public:
   [[nodiscard]] stream_view get_stream() const& { return view(); }
   void get_stream() && = delete;
   void get_stream() const&& = delete;
+
   // Conversions, as rmm::cuda_stream has them: implicit to the view types on lvalues, so an owner
   // passes wherever CCCL (cuda::launch, a cuda::stream_ref parameter) or streamlike takes a view;
   // refused on rvalues, as get_stream refuses them (a temporary's view would dangle). Each throws
-  // the "empty" error of view() on an empty unique_stream. get_stream now takes an lvalue owner by its
-  // handle route (the conversion to cuda::stream_ref), which gives the same view as the member
-  // get_stream() and is no more noexcept than it.
+  // the "empty" error of view() on an empty unique_stream. Through them get_stream reaches an lvalue
+  // owner by its handle route (route 2), which gives the same view as the member get_stream()
+  // and, like it, is not noexcept.
 
   /// The view (implicit, lvalues only).
   operator stream_view() const& { return view(); }
