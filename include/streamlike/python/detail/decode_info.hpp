@@ -38,7 +38,9 @@ namespace streamlike::python::detail {
   long long address = 0;
   int overflow = 0;
   if (decode_status s = read_integer(address_item, problem::address_not_an_int, address, overflow); !s.ok()) return s;
-  if (overflow < 0 || (overflow == 0 && address < 0)) return decode_status::wrong(problem::negative_address, address_item);
+  if (overflow < 0 || (overflow == 0 && address < 0)) {
+    return decode_status::wrong(problem::negative_address, address_item);
+  }
   if (overflow > 0) return decode_status::wrong(problem::address_beyond_63_bits, address_item);
   return translate_exceptions(decode_status::python_error(), [&] {
     out = streamlike::from_cuda_stream_protocol(0, static_cast<std::int64_t>(address));

@@ -27,7 +27,9 @@ namespace streamlike::python::detail {
 }
 
 /// A non-owning streamlike.Stream for a view.
-[[nodiscard]] inline PyObject* to_python(stream_view view) noexcept { return new_stream_object(shared_stream{}, view.get()); }
+[[nodiscard]] inline PyObject* to_python(stream_view view) noexcept {
+  return new_stream_object(shared_stream{}, view.get());
+}
 
 /// An owning streamlike.Stream for a shared_stream, or None for an empty one.
 [[nodiscard]] inline PyObject* to_python(shared_stream stream) noexcept {
