@@ -61,55 +61,50 @@ inline void set_problem_error(PyObject* obj, const decode_status& status) {
   const std::string method = std::string("streamlike: ") + type_name(obj) + ".__cuda_stream__";
   const std::string sequence_expected = method + " must return a sequence of 2 ints (version, address), got ";
   PyObject* culprit = status.culprit.get();
-  std::string shown;
+  PyObject* type = PyExc_ValueError;
+  std::string message;
+  std::string shown; // repr(culprit)
   switch (status.what) {
   case problem::none:
   case problem::python_error:
     return;
-  case problem::no_protocol: {
-    std::string message = std::string("streamlike: expected a CUDA stream: an object with a __cuda_stream__() method "
-                                      "returning (0, address) (the CUDA Stream Protocol, as torch, CuPy, cuda.core "
-                                      "and numba-cuda streams implement it); got an object of type '") +
-                          type_name(obj) + "', which has no __cuda_stream__";
+  case problem::no_protocol:
+    type = PyExc_TypeError;
+    message = std::string("streamlike: expected a CUDA stream: an object with a __cuda_stream__() method returning "
+                          "(0, address) (the CUDA Stream Protocol, as torch, CuPy, cuda.core and numba-cuda streams "
+                          "implement it); got an object of type '") +
+              type_name(obj) + "', which has no __cuda_stream__";
     if (PyLong_Check(obj)) {
       message += ". A Python int is not a stream: which stream 0, 1 or 2 names depends on the convention it was "
                  "written in (DLPack, __cuda_array_interface__, the CUDA runtime); pass the stream object itself";
     }
-    PyErr_SetString(PyExc_TypeError, message.c_str());
-    return;
-  }
+    break;
   case problem::not_a_sequence:
-    PyErr_SetString(PyExc_TypeError,
-                    (sequence_expected + "an object of type '" + type_name(culprit) + "'").c_str());
-    return;
+    type = PyExc_TypeError;
+    message = sequence_expected + "an object of type '" + type_name(culprit) + "'";
+    break;
   case problem::wrong_length:
-    PyErr_SetString(PyExc_ValueError, (sequence_expected + std::to_string(status.length) + " element(s)").c_str());
-    return;
+    message = sequence_expected + std::to_string(status.length) + " element(s)";
+    break;
   case problem::version_not_an_int:
   case problem::address_not_an_int:
-    PyErr_SetString(PyExc_TypeError,
-                    (method + "() returned a " +
-                     (status.what == problem::version_not_an_int ? "version" : "stream address") + " of type '" +
-                     type_name(culprit) + "'; expected an int, as in (0, address)")
-                        .c_str());
-    return;
+    type = PyExc_TypeError;
+    message = method + "() returned a " + (status.what == problem::version_not_an_int ? "version" : "stream address") +
+              " of type '" + type_name(culprit) + "'; expected an int, as in (0, address)";
+    break;
   case problem::unsupported_version:
-    if (!repr_text(culprit, shown)) return;
-    PyErr_SetString(PyExc_ValueError, (method + " returned protocol version " + shown +
-                                       "; only version 0 is defined, as in (0, address)")
-                                          .c_str());
-    return;
   case problem::negative_address:
     if (!repr_text(culprit, shown)) return;
-    PyErr_SetString(PyExc_ValueError, (method + " returned the negative stream address " + shown +
-                                       "; expected a cudaStream_t address >= 0 (0: the legacy default stream)")
-                                          .c_str());
-    return;
+    message = status.what == problem::unsupported_version
+                  ? method + " returned protocol version " + shown + "; only version 0 is defined, as in (0, address)"
+                  : method + " returned the negative stream address " + shown +
+                        "; expected a cudaStream_t address >= 0 (0: the legacy default stream)";
+    break;
   case problem::address_beyond_63_bits:
-    PyErr_SetString(PyExc_ValueError,
-                    (method + " returned a stream address beyond 2**63 - 1; expected a cudaStream_t address").c_str());
-    return;
+    message = method + " returned a stream address beyond 2**63 - 1; expected a cudaStream_t address";
+    break;
   }
+  PyErr_SetString(type, message.c_str());
 }
 
 /// The caster's answer for the argument `obj`, which was read with `status`: ok if it was read;
