@@ -62,6 +62,7 @@
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_view.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <type_traits>
 #include <utility>

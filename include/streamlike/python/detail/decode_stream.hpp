@@ -17,6 +17,9 @@
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_view.hpp>
 
+#include <optional>
+#include <utility>
+
 namespace streamlike::python::detail {
 
 /// Calls `obj.__cuda_stream__()` (`name`) and decodes its result. Tells apart an object with no
