@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Per-call cost of handing a Python stream object to a bound C++ function (issue 6).
+"""Per-call cost of handing a Python stream object to a bound C++ function.
 
 For each binding (the nanobind and pybind11 test modules of test/python/), times one call of a
 function whose body is empty and whose parameter is
@@ -12,7 +12,7 @@ beside what the same work costs in Python:
                                                    Device looked up once, outside the loop),
     cuda.core.Device().create_stream(torch_stream) the same with the Device() lookup each call.
 
-Targets (issue 6): each bound call <= 1.3x the cost of `torch_stream.__cuda_stream__()`, and
+Targets: each bound call <= 1.3x the cost of `torch_stream.__cuda_stream__()`, and
 >= 3x faster than `dev.create_stream(torch_stream)` (the stricter of the two cuda.core forms).
 Both are judged on the measured statement times (timeit: each includes the same loop overhead,
 shown as "empty statement"); the table also shows the ratios with that overhead subtracted.
@@ -29,8 +29,8 @@ cuda.core, numba) for the same table (the targets are stated for torch); --expor
 without a GPU (a Python class exporting the legacy default stream).
 
 With torch, rows marked [info] also time a new stream object per call (`current_stream()`): the
-casters remember torch handles per object (detail/protocol.hpp), and these rows show the cost
-when that never helps. They are not judged.
+casters remember torch handles by torch's key for the stream, not by the object (docs/python-bridge.md,
+"Known exporters"), and these rows show a bound call given a fresh object each time. They are not judged.
 """
 import argparse
 import gc
@@ -160,8 +160,8 @@ def main():
         time(f"{binding}: f(uintptr_t) given int  [floor]", f"{binding}_int(h)")
 
     if args.exporter == "torch":
-        # Not judged: a new torch stream object each call (torch.cuda.current_stream() makes one),
-        # so the handle cache of detail/protocol.hpp never hits and torch's getter runs each time.
+        # Not judged: a new torch stream object each call (torch.cuda.current_stream() makes one);
+        # the casters' handle cache is keyed by torch's key for the stream, so it still applies.
         import torch
 
         namespace["current_stream"] = torch.cuda.current_stream

@@ -4,10 +4,13 @@
 Usage:
   check_headers.py --kind {gcc,clang,nvcc} --compiler PATH --include DIR
                    [--system-include DIR ...] [--cccl DIR ...] [--newer-cccl DIR] [--jobs N]
+                   [--headers GLOB ...]
 
 The headers are globbed when the test runs, so a new header is checked without editing the
-build. Subfolders (adapters/, python/, detail/) are skipped: they need third-party headers or are
-not meant to stand alone. For each header a translation unit that includes only that header (twice,
+build. By default only include/streamlike/*.hpp: subfolders (adapters/, python/, detail/) need
+third-party headers or are not meant to stand alone. --headers (relative to --include, repeatable)
+checks others instead, e.g. the Python bridge's with Python's headers as --system-include
+(test/python/meson.build). For each header a translation unit that includes only that header (twice,
 which also checks its include guard) is compiled:
   gcc/clang: as .cpp, -std=c++20 -Wall -Wextra -Wpedantic -Werror -fsyntax-only;
   nvcc:      as .cu,  -std=c++20 -Xcompiler=-Wall,-Wextra,-Wpedantic, full compile (-c).
@@ -50,6 +53,8 @@ def parse_args(argv):
     p.add_argument("--cccl", action="append", default=[], help="the toolkit's CCCL include folders")
     p.add_argument("--newer-cccl", default=None, help="a newer CCCL's include folder (default: $STREAMLIKE_NEWER_CCCL)")
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--headers", action="append", default=[],
+                   help="a glob relative to --include (default: streamlike/*.hpp)")
     args = p.parse_args(argv)
     if args.newer_cccl is None:
         args.newer_cccl = os.environ.get("STREAMLIKE_NEWER_CCCL", "")
@@ -135,10 +140,10 @@ def main(argv):
         return 77
     args.compiler = exe
 
-    root = Path(args.include) / "streamlike"
-    headers = sorted(p for p in root.glob("*.hpp") if p.is_file())
+    patterns = args.headers or ["streamlike/*.hpp"]
+    headers = sorted({p for pattern in patterns for p in Path(args.include).glob(pattern) if p.is_file()})
     if not headers:
-        print(f"FAIL no headers found under {root}")
+        print(f"FAIL no headers match {patterns} under {args.include}")
         return 1
 
     variants = [("toolkit-cccl", args.cccl)]

@@ -4,7 +4,7 @@
 #ifndef STREAMLIKE_TEST_PYTHON_BRIDGE_FUNCTIONS_HPP
 #define STREAMLIKE_TEST_PYTHON_BRIDGE_FUNCTIONS_HPP
 
-#include <streamlike/python/detail/protocol.hpp>
+#include <streamlike/python/integer_streams.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_encodings.hpp>
 #include <streamlike/stream_view.hpp>

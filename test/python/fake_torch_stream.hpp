@@ -1,11 +1,12 @@
 // A C type shaped like torch._C._CudaStreamBase, for the CPU tests of the casters' torch shortcut
-// (detail/protocol.hpp, "Known exporters"): read-only `long long` members device_type,
+// (docs/python-bridge.md, "Known exporters"): read-only `long long` members device_type,
 // device_index and stream_id (torch's key for a stream) and a `cuda_stream` getter that counts
 // its calls. Python subclasses give it torch's __cuda_stream__ method (test_bridge.py).
 #ifndef STREAMLIKE_TEST_PYTHON_FAKE_TORCH_STREAM_HPP
 #define STREAMLIKE_TEST_PYTHON_FAKE_TORCH_STREAM_HPP
 
-#include <streamlike/python/detail/protocol.hpp> // Python.h, and the member codes it checks
+#include <Python.h>
+#include <structmember.h> // T_LONGLONG, READONLY: the member codes of torch's type (all Python versions)
 
 #include <cstddef>
 
@@ -49,12 +50,10 @@ inline PyObject* fake_torch_stream_cuda_stream(PyObject* self, void*) {
 
 /// The type (a new reference), made once per call: each test module makes its own.
 inline PyObject* make_fake_torch_stream_type() {
-  using streamlike::python::detail::long_long_member;
-  using streamlike::python::detail::read_only_member;
   static PyMemberDef members[] = {
-      {"device_type", long_long_member, offsetof(fake_torch_stream, device_type), read_only_member, nullptr},
-      {"device_index", long_long_member, offsetof(fake_torch_stream, device_index), read_only_member, nullptr},
-      {"stream_id", long_long_member, offsetof(fake_torch_stream, stream_id), read_only_member, nullptr},
+      {"device_type", T_LONGLONG, offsetof(fake_torch_stream, device_type), READONLY, nullptr},
+      {"device_index", T_LONGLONG, offsetof(fake_torch_stream, device_index), READONLY, nullptr},
+      {"stream_id", T_LONGLONG, offsetof(fake_torch_stream, stream_id), READONLY, nullptr},
       {nullptr, 0, 0, 0, nullptr}};
   static PyGetSetDef getset[] = {{"cuda_stream", &fake_torch_stream_cuda_stream, nullptr, nullptr, nullptr},
                                  {nullptr, nullptr, nullptr, nullptr, nullptr}};

@@ -22,7 +22,6 @@
 #ifndef STREAMLIKE_ADAPTERS_TORCH_HPP
 #define STREAMLIKE_ADAPTERS_TORCH_HPP
 
-#include <streamlike/device_guard.hpp>
 #include <streamlike/export_stream.hpp>
 #include <streamlike/get_stream.hpp>
 #include <streamlike/shared_stream.hpp>
@@ -36,6 +35,7 @@
 
 namespace streamlike::adapters::torch {
 
+/// The three kinds of stream a CUDAStream can name (header comment).
 enum class stream_kind { default_stream, pool, external };
 
 /// Which kind of stream `s` names, from its StreamId: 0 is the default stream (an invariant of
@@ -73,11 +73,8 @@ inline shared_stream tag_invoke(export_stream_t, const c10::cuda::CUDAStream& s)
   switch (torch::kind_of(s)) {
   case torch::stream_kind::default_stream:
     return shared_stream::legacy_default();
-  case torch::stream_kind::pool: {
-    // keep_alive asks CUDA about the stream once; do it on the stream's own device, as c10 knows it.
-    const device_guard on_stream_device(torch::device_of(s));
+  case torch::stream_kind::pool:
     return shared_stream::keep_alive(stream_view{s.stream()}, torch::detail::immortal_pool_stream{});
-  }
   case torch::stream_kind::external:
     break;
   }

@@ -19,7 +19,7 @@
 //                             as above, and None gives an empty optional.
 //   streamlike::python::dlpack_stream, cai_stream
 //                             None or an int in the DLPack / __cuda_array_interface__ convention,
-//                             decoded into an optional view (protocol.hpp says the rules).
+//                             decoded into an optional view (integer_streams.hpp says the rules).
 // Return values:
 //   shared_stream             a streamlike.Stream that owns a reference (None if empty);
 //   stream_view               a non-owning streamlike.Stream (the C++ side must keep the stream alive).
@@ -30,9 +30,9 @@
 // stream_view parameter adds about 9 ns to the binding's own call with an int argument (~25 ns),
 // a shared_stream parameter about 37 ns (it allocates the block that holds the exporter); torch's
 // handle is read without running its Python-level __cuda_stream__ and remembered by torch's key
-// for the stream (detail/protocol.hpp, "Known exporters").
+// for the stream (docs/python-bridge.md, "Known exporters").
 //
-// Errors are the protocol's (detail/protocol.hpp lists them): the exception raised inside
+// Errors are the protocol's (docs/python-bridge.md lists them): the exception raised inside
 // __cuda_stream__ itself propagates unchanged. How they reach Python with nanobind: its type
 // casters report failure by returning false, and its container casters (std::optional, lists,
 // std::variant, ...) call them from noexcept functions, where an exception would terminate the
@@ -52,8 +52,17 @@
 
 #include <nanobind/nanobind.h>
 
-#include <streamlike/python/detail/protocol.hpp>
+#include <streamlike/python/detail/decode_integer.hpp>
+#include <streamlike/python/detail/decode_stream.hpp>
+#include <streamlike/python/detail/outcome.hpp>
+#include <streamlike/python/detail/saved_error.hpp>
+#include <streamlike/python/detail/to_python.hpp>
+#include <streamlike/python/integer_streams.hpp>
+#include <streamlike/python/stream_type.hpp>
+#include <streamlike/shared_stream.hpp>
+#include <streamlike/stream_view.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -79,15 +88,6 @@ private:
 
 [[nodiscard]] constexpr bool nb_convert(std::uint32_t flags) noexcept {
   return (flags & static_cast<std::uint32_t>(nanobind::detail::cast_flags::convert)) != 0;
-}
-
-template <class Value>
-[[nodiscard]] Value nb_initial_value() noexcept {
-  if constexpr (std::is_same_v<Value, stream_view>) {
-    return stream_view::legacy_default(); // a view has no default constructor; overwritten before use
-  } else {
-    return Value{};
-  }
 }
 
 /// What the stream casters share: `decode` reads the argument into `value`; a failure is kept
@@ -124,7 +124,7 @@ struct nb_caster_base {
     return std::move(value);
   }
 
-  Value value = nb_initial_value<Value>();
+  Value value = unread_value<Value>();
   nb_pending_error pending;
 };
 
@@ -136,7 +136,7 @@ inline outcome decode_optional(PyObject* obj, bool convert, std::optional<Stream
     out.reset();
     return outcome::ok;
   }
-  Stream value = nb_initial_value<Stream>();
+  Stream value = unread_value<Stream>();
   const outcome o = decode(obj, convert, value);
   if (o == outcome::ok) out.emplace(std::move(value));
   return o;

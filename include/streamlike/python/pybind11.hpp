@@ -18,7 +18,7 @@
 //   std::optional<...> of either (with <pybind11/stl.h>): None gives an empty optional.
 //   streamlike::python::dlpack_stream, cai_stream
 //                             None or an int in the DLPack / __cuda_array_interface__ convention,
-//                             decoded into an optional view (detail/protocol.hpp says the rules).
+//                             decoded into an optional view (integer_streams.hpp says the rules).
 // Return values:
 //   shared_stream             a streamlike.Stream that owns a reference (None if empty);
 //   stream_view               a non-owning streamlike.Stream (the C++ side must keep the stream alive).
@@ -29,9 +29,9 @@
 // stream_view parameter costs about what an int parameter costs (pybind11's own call, ~75-87 ns,
 // dominates), a shared_stream parameter 25-30 ns more (it allocates the block that holds the
 // exporter); torch's handle is read without running its Python-level __cuda_stream__ and
-// remembered by torch's key for the stream (detail/protocol.hpp, "Known exporters").
+// remembered by torch's key for the stream (docs/python-bridge.md, "Known exporters").
 //
-// Errors are the protocol's (detail/protocol.hpp lists them); the exception raised inside
+// Errors are the protocol's (docs/python-bridge.md lists them); the exception raised inside
 // __cuda_stream__ itself propagates unchanged. pybind11 lets a caster throw (its dispatcher and
 // its container casters are exception-safe), so load() throws error_already_set with the Python
 // exception.
@@ -47,7 +47,14 @@
 
 #include <pybind11/pybind11.h>
 
-#include <streamlike/python/detail/protocol.hpp>
+#include <streamlike/python/detail/decode_integer.hpp>
+#include <streamlike/python/detail/decode_stream.hpp>
+#include <streamlike/python/detail/outcome.hpp>
+#include <streamlike/python/detail/to_python.hpp>
+#include <streamlike/python/integer_streams.hpp>
+#include <streamlike/python/stream_type.hpp>
+#include <streamlike/shared_stream.hpp>
+#include <streamlike/stream_view.hpp>
 
 #include <type_traits>
 #include <utility>
@@ -75,16 +82,7 @@ public:
   operator Value&&() && { return std::move(value); }
 
 protected:
-  Value value = initial();
-
-private:
-  static Value initial() noexcept {
-    if constexpr (std::is_same_v<Value, stream_view>) {
-      return stream_view::legacy_default(); // a view has no default constructor; overwritten before use
-    } else {
-      return Value{};
-    }
-  }
+  Value value = unread_value<Value>();
 };
 
 /// A new reference from to_python, or the Python exception thrown.

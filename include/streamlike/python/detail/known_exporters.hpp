@@ -1,0 +1,145 @@
+// streamlike/python/detail/known_exporters.hpp: which Python stream types the casters read
+// without calling __cuda_stream__ (today: torch's), decided once per type and cached
+// (docs/python-bridge.md, "Known exporters").
+#ifndef STREAMLIKE_PYTHON_DETAIL_KNOWN_EXPORTERS_HPP
+#define STREAMLIKE_PYTHON_DETAIL_KNOWN_EXPORTERS_HPP
+
+#include <streamlike/python/detail/cpython.hpp>
+#if PY_VERSION_HEX < 0x030C0000
+#  include <structmember.h> // T_LONGLONG, READONLY (in Python.h from 3.12 as Py_T_LONGLONG, Py_READONLY)
+#endif
+
+#include <cstdlib>
+#include <utility>
+
+namespace streamlike::python::detail {
+
+/// False if STREAMLIKE_PYTHON_PROTOCOL_ONLY is set (to anything but "" or "0"): then every
+/// exporter's __cuda_stream__ is called. Read once per process.
+[[nodiscard]] inline bool known_exporters_enabled() noexcept {
+  static const bool enabled = [] {
+    const char* value = std::getenv("STREAMLIKE_PYTHON_PROTOCOL_ONLY");
+    return value == nullptr || value[0] == '\0' || (value[0] == '0' && value[1] == '\0');
+  }();
+  return enabled;
+}
+
+[[nodiscard]] inline bool attribute_is(PyObject* obj, const char* attribute, const char* expected) noexcept {
+  const owned_object value = owned_object::steal(PyObject_GetAttrString(obj, attribute));
+  if (!value) {
+    PyErr_Clear();
+    return false;
+  }
+  return PyUnicode_Check(value.get()) && PyUnicode_CompareWithASCIIString(value.get(), expected) == 0;
+}
+
+/// Whether the class's own __cuda_stream__ is torch's. Looking it up on the type also gives the
+/// type a version tag (CPython assigns them on lookup).
+[[nodiscard]] inline bool has_torch_method(PyTypeObject* type, PyObject* name) noexcept {
+  const owned_object method = owned_object::steal(PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name));
+  if (!method) {
+    PyErr_Clear();
+    return false;
+  }
+  return PyFunction_Check(method.get()) && attribute_is(method.get(), "__module__", "torch.cuda.streams") &&
+         attribute_is(method.get(), "__qualname__", "Stream.__cuda_stream__");
+}
+
+/// Where a torch stream object keeps the three integers that identify its stream.
+struct torch_stream_layout {
+  Py_ssize_t device_type = -1; // byte offsets into the object; -1: not published
+  Py_ssize_t device_index = -1;
+  Py_ssize_t stream_id = -1;
+
+  [[nodiscard]] bool known() const noexcept { return device_type >= 0 && device_index >= 0 && stream_id >= 0; }
+};
+
+// PyMemberDef's codes for a `long long` member and for read-only (other names before 3.12).
+#if PY_VERSION_HEX >= 0x030C0000
+inline constexpr int long_long_member = Py_T_LONGLONG;
+inline constexpr int read_only_member = Py_READONLY;
+#else
+inline constexpr int long_long_member = T_LONGLONG;
+inline constexpr int read_only_member = READONLY;
+#endif
+
+/// The offset of a read-only `long long` member `attribute` of `type`, or -1.
+[[nodiscard]] inline Py_ssize_t long_long_member_offset(PyTypeObject* type, const char* attribute) noexcept {
+  const owned_object descriptor =
+      owned_object::steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), attribute));
+  if (!descriptor) {
+    PyErr_Clear();
+    return -1;
+  }
+  if (Py_TYPE(descriptor.get()) != &PyMemberDescr_Type) return -1; // a data descriptor: no instance can shadow it
+  const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descriptor.get())->d_member;
+  if (member->type == long_long_member && (member->flags & read_only_member) != 0 && member->offset >= 0) {
+    return member->offset;
+  }
+  return -1;
+}
+
+/// How to read the handle of an object of one type.
+struct exporter_reader {
+  bool torch = false;         // read `cuda_stream` instead of calling __cuda_stream__
+  torch_stream_layout layout; // if known: remember handles by the stream's key
+};
+
+[[nodiscard]] inline exporter_reader classify_type(PyTypeObject* type, PyObject* name) noexcept {
+  exporter_reader reader;
+  if (!has_torch_method(type, name)) return reader;
+  reader.torch = true;
+  reader.layout = {long_long_member_offset(type, "device_type"), long_long_member_offset(type, "device_index"),
+                   long_long_member_offset(type, "stream_id")};
+  return reader;
+}
+
+/// The reader for `obj`'s type (`name`: "__cuda_stream__"), cached for a few types, keyed on the
+/// type's version tag so a changed class is classified again. Each cached type is kept alive by
+/// the cache, so its address cannot be reused by another type while cached. GIL builds only: a
+/// free-threaded build always calls the method.
+[[nodiscard]] inline exporter_reader reader_for(PyObject* obj, PyObject* name) noexcept {
+#if defined(Py_GIL_DISABLED)
+  (void)obj;
+  (void)name;
+  return {};
+#else
+  if (!known_exporters_enabled()) return {};
+  struct entry {
+    PyTypeObject* type = nullptr; // strong reference
+    unsigned int version = 0;
+    exporter_reader reader;
+  };
+  constexpr unsigned slots = 8;
+  static entry cache[slots];
+  static unsigned next = 0;
+
+  PyTypeObject* type = Py_TYPE(obj);
+  entry* slot = nullptr;
+  for (entry& e : cache) {
+    if (e.type == type) {
+      if (e.version != 0 && e.version == type->tp_version_tag) return e.reader;
+      slot = &e; // the type changed since: classify again, in place
+      break;
+    }
+  }
+  const exporter_reader reader = classify_type(type, name);
+  const unsigned int version = type->tp_version_tag;
+  if (version == 0) return reader; // no tag to key on: not cached
+  if (slot == nullptr) {
+    slot = &cache[next];
+    next = (next + 1) % slots;
+    PyTypeObject* evicted = std::exchange(slot->type, nullptr);
+    Py_INCREF(type);
+    slot->type = type;
+    Py_XDECREF(evicted); // after the slot is consistent: a type's deallocation may run Python code
+  }
+  slot->version = version;
+  slot->reader = reader;
+  return reader;
+#endif
+}
+
+} // namespace streamlike::python::detail
+
+#endif // STREAMLIKE_PYTHON_DETAIL_KNOWN_EXPORTERS_HPP
