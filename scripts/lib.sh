@@ -62,6 +62,7 @@ configure_build() { # BUILD [MESON OPTION...]
     fi
     local nvcc
     nvcc=$(build_nvcc "$build")
+    case $nvcc in */*) ;; ?*) nvcc=$(command -v "$nvcc" || echo "$nvcc") ;; esac # found on PATH
     if [ -n "$nvcc" ] && [ "$(realpath "$nvcc" 2>/dev/null)" != "$(realpath "$cuda_home/bin/nvcc" 2>/dev/null)" ]; then
       warn "$build/ compiles CUDA with $nvcc, chosen when it was first configured, not $cuda_home/bin/nvcc;" \
            "'meson setup --wipe $build' (or a new build folder) switches it"
