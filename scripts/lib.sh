@@ -24,7 +24,10 @@ die() {
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
 cuda_home=${cuda_home%/}
 # Meson's dependency('cuda') reads CUDA_HOME itself: give it the same prefix as -Dtoolkit_prefix.
+# Meson finds the CUDA compiler on PATH (and a build folder keeps calling it by the name found), so
+# the toolkit's bin/ goes first: configure and build use this toolkit's nvcc.
 export CUDA_HOME=$cuda_home
+export PATH="$cuda_home/bin:$PATH"
 
 # --- Configuring a build folder ---------------------------------------------------------------
 
@@ -46,8 +49,8 @@ build_nvcc() { # BUILD
 
 # Configures BUILD with the given meson options and -Dtoolkit_prefix=$cuda_home: `meson setup` the
 # first time, `meson setup --reconfigure` after (quiet unless it fails), which also applies a
-# changed CUDA_HOME. The CUDA compiler is chosen only the first time: $NVCC, else the toolkit's
-# nvcc; a build folder whose nvcc is another toolkit's gets a warning saying how to switch.
+# changed CUDA_HOME. Meson chooses the CUDA compiler only the first time (the toolkit's nvcc, first
+# on PATH); a build folder whose nvcc is another toolkit's gets a warning saying how to switch.
 configure_build() { # BUILD [MESON OPTION...]
   local build=$1
   shift
@@ -68,7 +71,7 @@ configure_build() { # BUILD [MESON OPTION...]
            "'meson setup --wipe $build' (or a new build folder) switches it"
     fi
   else
-    NVCC=${NVCC:-$cuda_home/bin/nvcc} meson setup "$build" "${options[@]}" || die "meson setup $build failed (output above)"
+    meson setup "$build" "${options[@]}" || die "meson setup $build failed (output above)"
   fi
 }
 
