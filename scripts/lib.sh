@@ -49,8 +49,9 @@ build_nvcc() { # BUILD
 
 # Configures BUILD with the given meson options and -Dtoolkit_prefix=$cuda_home: `meson setup` the
 # first time, `meson setup --reconfigure` after (quiet unless it fails), which also applies a
-# changed CUDA_HOME. Meson chooses the CUDA compiler only the first time (the toolkit's nvcc, first
-# on PATH); a build folder whose nvcc is another toolkit's gets a warning saying how to switch.
+# changed CUDA_HOME. Meson records the CUDA compiler the first time: found on PATH it is called by
+# name (`nvcc`), so it follows CUDA_HOME through PATH above; a build folder that was given another
+# toolkit's nvcc by its full path gets a warning saying how to switch.
 configure_build() { # BUILD [MESON OPTION...]
   local build=$1
   shift
