@@ -48,16 +48,18 @@ build_nvcc() { # BUILD
 }
 
 # Configures BUILD with the given meson options and -Dtoolkit_prefix=$cuda_home: `meson setup` the
-# first time, `meson setup --reconfigure` after (quiet unless it fails), which also applies a
-# changed CUDA_HOME. Meson records the CUDA compiler the first time: found on PATH it is called by
-# name (`nvcc`), so it follows CUDA_HOME through PATH above; a build folder that was given another
-# toolkit's nvcc by its full path gets a warning saying how to switch.
+# first time (quiet unless it fails if configure_quiet=true), `meson setup --reconfigure` after
+# (quiet unless it fails), which also applies a changed CUDA_HOME. Meson records the CUDA compiler
+# the first time: found on PATH it is called by name (`nvcc`), so it follows CUDA_HOME through PATH
+# above; a build folder that was given another toolkit's nvcc by its full path gets a warning
+# saying how to switch.
+configure_quiet=false
 configure_build() { # BUILD [MESON OPTION...]
-  local build=$1
+  local build=$1 output
   shift
   local options=(-Dtoolkit_prefix="$cuda_home" "$@")
   if [ -f "$build/build.ninja" ]; then
-    local before output
+    local before
     before=$(build_option "$build" toolkit_prefix)
     [ "$before" = "$cuda_home" ] || say "$build/: toolkit_prefix ${before:-?} -> $cuda_home (CUDA_HOME)"
     if ! output=$(meson setup --reconfigure "$build" "${options[@]}" 2>&1); then
@@ -70,6 +72,11 @@ configure_build() { # BUILD [MESON OPTION...]
     if [ -n "$nvcc" ] && [ "$(realpath "$nvcc" 2>/dev/null)" != "$(realpath "$cuda_home/bin/nvcc" 2>/dev/null)" ]; then
       warn "$build/ compiles CUDA with $nvcc, chosen when it was first configured, not $cuda_home/bin/nvcc;" \
            "'meson setup --wipe $build' (or a new build folder) switches it"
+    fi
+  elif [ "$configure_quiet" = true ]; then
+    if ! output=$(meson setup "$build" "${options[@]}" 2>&1); then
+      echo "$output"
+      die "meson setup $build failed (output above)"
     fi
   else
     meson setup "$build" "${options[@]}" || die "meson setup $build failed (output above)"
