@@ -1,10 +1,10 @@
 // bench/get_stream_routes.cpp: the claim that accepting "any stream" costs nothing.
 //
 // A generic API edge, `template <stream_like S> api_edge(S&& s)`, converts its argument once
-// with streamlike::get_stream and hands a stream_view to compiled code (here `consume`). Issue 2
-// asks for a stream passed "through a generic stream_like function via each route and via a raw
-// cudaStream_t": so the baseline is the raw cudaStream_t through that same generic function
-// (route/cudaStream_t), and every other route must cost what it costs.
+// with streamlike::get_stream and hands a stream_view to compiled code (here `consume`). The
+// claim is about a stream passed through a generic stream_like function via each route, against a
+// raw cudaStream_t passed through it: so the baseline is the raw cudaStream_t through that same
+// generic function (route/cudaStream_t), and every other route must cost what it costs.
 //
 // Benchmark names: route/cudaStream_t (the baseline ratios.py divides by), route/ (the claim,
 // judged), control/ (the baseline again under another name: the noise floor, judged too),

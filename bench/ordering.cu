@@ -1,5 +1,5 @@
-// bench/ordering.cu: the claim that ordering two streams costs about what the raw calls cost
-// (issue 4): streamlike::wait(consumer, producer) against the floor, cudaEventRecord +
+// bench/ordering.cu: the claim that ordering two streams costs about what the raw calls cost:
+// streamlike::wait(consumer, producer) against the floor, cudaEventRecord +
 // cudaStreamWaitEvent with one event created beforehand (target: ratio <= 1.2), and against
 // creating and destroying an event per call (target: faster). Beside them, cuda.core's
 // Stream.wait(other_stream), measured at about 836 ns on the H200 host (printed by run_all.sh;

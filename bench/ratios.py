@@ -66,7 +66,7 @@ def parse_args():
     # One baseline for every row.
     p.add_argument("--baseline", default="route/cudaStream_t",
                    help="single-baseline mode: the row every ratio is against (its exact name, or a prefix "
-                        "that names one row; default 'route/cudaStream_t': issue 2's raw cudaStream_t through "
+                        "that names one row; default 'route/cudaStream_t': the raw cudaStream_t through "
                         "the same generic function)")
     p.add_argument("--target", type=float, default=1.02, help="single-baseline mode: largest ratio allowed (default 1.02)")
     p.add_argument("--judge", action="append", default=None, metavar="PREFIX",

@@ -8,11 +8,11 @@
 # For each program, bench/ratios.py runs it (Google Benchmark, N repetitions interleaved in random
 # order, medians) and judges its rows against baselines measured in the same run:
 #
-#   get_stream_routes   every route/ and control/ row <= 1.02x route/cudaStream_t (issue 2), and
+#   get_stream_routes   every route/ and control/ row <= 1.02x route/cudaStream_t, and
 #                       (instruction_counts.py, where objdump exists) equal instruction counts
-#   shared_stream_copy  shared_stream copy+destroy <= 1.0x std::shared_ptr, 1 and 2 threads (issue 3)
-#   stream_pool  (GPU)  stream_pool get+drop >= 100x faster than cudaStreamCreate+Destroy (issue 3)
-#   ordering     (GPU)  streamlike::wait <= 1.2x the raw floor, and < 1x an event per call (issue 4)
+#   shared_stream_copy  shared_stream copy+destroy <= 1.0x std::shared_ptr, 1 and 2 threads
+#   stream_pool  (GPU)  stream_pool get+drop >= 100x faster than cudaStreamCreate+Destroy
+#   ordering     (GPU)  streamlike::wait <= 1.2x the raw floor, and < 1x an event per call
 #
 # The GPU programs exist only where nvcc was found, and skip themselves (exit 77) without a CUDA
 # device: their targets then read SKIP, which fails the run only with --require-gpu (use it on

@@ -1,5 +1,5 @@
 // bench/shared_stream_copy.cpp: the claim that sharing a stream costs what sharing any object
-// costs (issue 3): copying and destroying a streamlike::shared_stream against copying and
+// costs: copying and destroying a streamlike::shared_stream against copying and
 // destroying a std::shared_ptr, on one thread and on two threads copying the same object at once
 // (both cores fight over one cache line: the count). Target: ratio <= 1.0 in the same run.
 //

@@ -1,12 +1,12 @@
-// bench/stream_pool.cu: the claim that a pooled stream is cheap where a new stream is not
-// (issue 3): a stream_pool's get() and the drop of the shared_stream it returns, against
+// bench/stream_pool.cu: the claim that a pooled stream is cheap where a new stream is not:
+// a stream_pool's get() and the drop of the shared_stream it returns, against
 // cudaStreamCreate + cudaStreamDestroy. Target: at least 100x faster, in the same run. Beside
 // them, what each owning way in costs (create + drop), to compare with cuda.core's create +
 // close of an owned stream, measured at about 4.3 us on the H200 host (printed by run_all.sh;
 // not measured here).
 //
 // Benchmark names (bench/run_all.sh judges them with ratios.py --compare):
-//   create/cudaStreamCreate+cudaStreamDestroy          the baseline (the issue's words)
+//   create/cudaStreamCreate+cudaStreamDestroy          the baseline (the claim's words)
 //   create/cudaStreamCreateWithPriority(non_blocking)+cudaStreamDestroy
 //                                                      the raw calls shared_stream::create and
 //                                                      unique_stream::create make (default options:

@@ -7,7 +7,8 @@ Exit status 0 with the lines below when found, 1 (with the reason on stderr) whe
   cccl:  include=DIR                  a CCCL newer than the toolkit's
   rmm:   include=DIR (RMM, then the CCCL it ships), libdir=DIR (librmm.so, librapids_logger.so)
   torch: include=DIR..., libdir=DIR   torch's C++ headers and libc10*.so
-Where each is looked for, first hit wins:
+This is the one place that decides where each is looked for (the root meson.build asks it once for
+the newer CCCL, unless -Dcccl_include_dir names one; scripts/setup unpacks into .deps/), first hit wins:
   cccl:  $STREAMLIKE_NEWER_CCCL; SOURCE_ROOT/.deps/cccl/include (scripts/setup unpacks the
          cuda-cccl wheel there); the cuda-cccl Python package (cuda/cccl/headers/include)
   rmm:   $STREAMLIKE_RMM_ROOT (the librmm package folder); SOURCE_ROOT/.deps/librmm (scripts/setup);
