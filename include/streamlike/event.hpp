@@ -6,6 +6,7 @@
 #ifndef STREAMLIKE_EVENT_HPP
 #define STREAMLIKE_EVENT_HPP
 
+#include <streamlike/detail/export.hpp>
 #include <streamlike/get_stream.hpp>
 #include <streamlike/stream_like.hpp>
 #include <streamlike/stream_view.hpp>
@@ -22,7 +23,7 @@ struct event_options {
   bool timing = false;
 };
 
-class event {
+class STREAMLIKE_API event {
 public:
   constexpr event() noexcept = default;
   event(const event&) = delete;
@@ -57,7 +58,7 @@ private:
   cudaEvent_t handle_ = nullptr;
 };
 
-[[nodiscard]] float elapsed_ms(const event& start, const event& stop);
+[[nodiscard]] STREAMLIKE_API float elapsed_ms(const event& start, const event& stop);
 
 /// Records an event on any stream-like object's stream.
 template <class S>

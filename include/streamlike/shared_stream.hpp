@@ -13,6 +13,7 @@
 #define STREAMLIKE_SHARED_STREAM_HPP
 
 #include <streamlike/detail/stream_control_block.hpp>
+#include <streamlike/detail/export.hpp>
 #include <streamlike/enable_stream_owner.hpp>
 #include <streamlike/error.hpp>
 #include <streamlike/get_stream.hpp>
@@ -33,7 +34,7 @@ namespace detail {
 struct shared_stream_access;
 } // namespace detail
 
-class shared_stream {
+class STREAMLIKE_API shared_stream {
 public:
   /// Empty: owns nothing, views nothing.
   constexpr shared_stream() noexcept = default;

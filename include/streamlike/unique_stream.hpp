@@ -9,6 +9,7 @@
 #ifndef STREAMLIKE_UNIQUE_STREAM_HPP
 #define STREAMLIKE_UNIQUE_STREAM_HPP
 
+#include <streamlike/detail/export.hpp>
 #include <streamlike/enable_stream_owner.hpp>
 #include <streamlike/stream_options.hpp>
 #include <streamlike/stream_view.hpp>
@@ -20,10 +21,10 @@ namespace streamlike {
 namespace detail {
 /// Destroys a stream on its own device; never throws (errors, including a runtime that is
 /// unloading or a device that was reset, are ignored: there is nothing left to release).
-void destroy_stream(cudaStream_t handle) noexcept;
+STREAMLIKE_API void destroy_stream(cudaStream_t handle) noexcept;
 } // namespace detail
 
-class unique_stream {
+class STREAMLIKE_API unique_stream {
 public:
   /// Empty: owns nothing.
   constexpr unique_stream() noexcept = default;

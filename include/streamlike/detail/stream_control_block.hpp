@@ -7,6 +7,8 @@
 #ifndef STREAMLIKE_DETAIL_STREAM_CONTROL_BLOCK_HPP
 #define STREAMLIKE_DETAIL_STREAM_CONTROL_BLOCK_HPP
 
+#include <streamlike/detail/export.hpp>
+
 #include <cuda_runtime_api.h>
 
 #include <atomic>
@@ -31,7 +33,7 @@ struct stream_facts {
 
 /// Facts of a live stream, for a block that adopts or keeps alive a stream it did not create.
 /// Throws streamlike::error if the handle does not name a live stream.
-stream_facts query_stream_facts(cudaStream_t handle);
+STREAMLIKE_API stream_facts query_stream_facts(cudaStream_t handle);
 
 /// Asks a block to query its facts on first use rather than when made.
 struct lazy_facts_t {
@@ -39,7 +41,7 @@ struct lazy_facts_t {
 };
 inline constexpr lazy_facts_t lazy_facts{};
 
-class stream_control_block {
+class STREAMLIKE_API stream_control_block {
 public:
   stream_control_block(cudaStream_t handle, const stream_facts& facts) noexcept : handle_(handle), facts_(facts) {}
   // For keep-alive blocks: importing a foreign stream (a Python exporter, a shared_ptr) must cost
