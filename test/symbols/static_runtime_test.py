@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Builds libstreamlike with the C++ runtime linked in statically and checks its exports.
 
-Usage: static_runtime_test.py --source-root DIR --work DIR --compiler CXX... --toolkit-prefix P
-                              [--cccl-include-dir D] --meson MESON...
+Usage: static_runtime_test.py --source-root DIR --work DIR --program CPP --compiler CXX...
+                              --toolkit-prefix P [--cccl-include-dir D] --meson MESON...
 
 Some toolchains link the C++ runtime into everything they link (a GCC configured for it, or
 -static-libstdc++ in the flags: the GPU machine's /opt/gcc/bin/g++ does). The runtime's objects
@@ -11,8 +11,12 @@ their symbols, which interpose the process's own runtime: an extension module on
 imported before torch crashed torch in std::call_once. This configures the source tree again in
 WORK (tests, benchmarks, examples and the Python modules off) with
 cpp_link_args=-static-libstdc++ -static-libgcc, builds the library, checks that the runtime really
-is inside (no libstdc++.so or libgcc_s.so among its DT_NEEDED, __cxa_throw defined in its full
-symbol table: otherwise this test would prove nothing), and runs check_exports.py on it.
+is inside (no libstdc++.so among its DT_NEEDED, __cxa_throw defined in its full symbol table:
+otherwise this test would prove nothing), and runs check_exports.py on it. Then it
+compiles PROGRAM (across_the_boundary.cpp) with hidden visibility against that library, with the
+flags of the build's uninstalled pkg-config file, and runs it: exceptions from a library that
+carries its own runtime are caught by type in a program that uses the shared one (which needs
+one unwinder in the process: the library links libgcc_s even under -static-libgcc).
 
 Exit status: 0 pass, 1 fail, 77 skip (the compiler has no static C++ runtime, or no nm/readelf).
 """
@@ -51,10 +55,28 @@ def has_static_runtime(compiler):
     return proc.returncode == 0 and Path(proc.stdout.strip()).is_absolute()
 
 
+def build_and_run_program(args, work, library, env):
+    """Builds PROGRAM against LIBRARY and runs it; False when pkg-config is missing."""
+    if shutil.which("pkg-config") is None:
+        print(f"note: pkg-config is not installed, so {args.program} was not built against the library")
+        return False
+    pc_env = dict(env, PKG_CONFIG_PATH=str(work / "meson-uninstalled"))
+    flags = run(["pkg-config", "--cflags", "--libs", "streamlike"], env=pc_env).split()
+    program = work / "across_the_boundary"
+    run(args.compiler + ["-std=c++20", "-fvisibility=hidden", "-fvisibility-inlines-hidden", args.program, "-o", program,
+                         *flags, f"-Wl,-rpath,{library.parent}"])
+    out = run([program])
+    print(out, end="")
+    if out.splitlines()[-1:] != ["ok"]:
+        raise Failure(f"{program} did not end with the line ok")
+    return True
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--source-root", required=True)
     p.add_argument("--work", required=True)
+    p.add_argument("--program", required=True, help="a C++ program to build against the library and run")
     p.add_argument("--compiler", nargs="+", required=True, help="the C++ compiler command of the main build")
     p.add_argument("--toolkit-prefix", required=True)
     p.add_argument("--cccl-include-dir", default="")
@@ -84,7 +106,7 @@ def main(argv):
         if not library.is_file():
             raise Failure(f"the build made no {library}")
         needed = [line for line in run(["readelf", "-d", library]).splitlines() if "(NEEDED)" in line]
-        dynamic_runtime = [line.strip() for line in needed if "libstdc++" in line or "libgcc_s" in line]
+        dynamic_runtime = [line.strip() for line in needed if "libstdc++" in line]
         if dynamic_runtime:
             raise Failure(f"linked with {' '.join(STATIC_RUNTIME_LINK_ARGS)}, the library still needs the shared "
                           "runtime, so this test would prove nothing:\n  " + "\n  ".join(dynamic_runtime))
@@ -98,8 +120,14 @@ def main(argv):
     if problems:
         print("FAIL (C++ runtime linked in statically): " + "\n".join(problems))
         return 1
-    print(f"PASS: with the C++ runtime linked in statically, {library} exports {len(symbols)} symbols, "
-          "all streamlike's, the required ones included")
+    print(f"{library} exports {len(symbols)} symbols, all streamlike's, the required ones included")
+    try:
+        program_ran = build_and_run_program(args, work, library, env)
+    except Failure as e:
+        print(f"FAIL: {e}")
+        return 1
+    print("PASS: with the C++ runtime linked in statically, the library exports streamlike's names only" +
+          (f", and {Path(args.program).name} works against it" if program_ran else ""))
     return 0
 
 
