@@ -49,7 +49,8 @@ def child(module_file):
     cpu = torch.zeros(1) + 1
     assert cpu.item() == 1.0, f"torch.zeros(1) + 1 gave {cpu.item()}"
     if not torch.cuda.is_available():
-        print("SKIP: torch imported and ran on the CPU after the module; torch has no CUDA, so the CUDA part did not run")
+        print("SKIP: torch imported and ran on the CPU after the module; torch has no CUDA, so the CUDA part "
+              "did not run")
         return SKIP
 
     gpu = torch.zeros(1, device="cuda") + 1

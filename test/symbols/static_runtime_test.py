@@ -63,8 +63,8 @@ def build_and_run_program(args, work, library, env):
     pc_env = dict(env, PKG_CONFIG_PATH=str(work / "meson-uninstalled"))
     flags = run(["pkg-config", "--cflags", "--libs", "streamlike"], env=pc_env).split()
     program = work / "across_the_boundary"
-    run(args.compiler + ["-std=c++20", "-fvisibility=hidden", "-fvisibility-inlines-hidden", args.program, "-o", program,
-                         *flags, f"-Wl,-rpath,{library.parent}"])
+    hidden = ["-fvisibility=hidden", "-fvisibility-inlines-hidden"]  # as extension modules are built
+    run(args.compiler + ["-std=c++20", *hidden, args.program, "-o", program, *flags, f"-Wl,-rpath,{library.parent}"])
     out = run([program])
     print(out, end="")
     if out.splitlines()[-1:] != ["ok"]:
