@@ -86,7 +86,7 @@ def check(library):
     if missing:
         problems.append(f"{library} does not export {len(missing)} required symbol(s) (hidden: mark the "
                         "declaration or its class STREAMLIKE_API, include/streamlike/detail/export.hpp):")
-        problems += [f"  {pattern}" for pattern in missing]
+        problems += [f"  {pattern.replace(chr(92), '')}" for pattern in missing]  # shown without the regex escapes
     return problems, symbols
 
 
