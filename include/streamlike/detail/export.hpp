@@ -5,9 +5,10 @@
 // in src/, and the classes whose typeinfo and vtable must be one across the library boundary
 // (streamlike::error, so that an exception thrown inside the library is caught by type in the
 // program; the shared_stream control block, derived from in headers and in src/, each block
-// released through its vtable by whichever side drops the last reference). Everything else the library's objects contain, the C++ runtime included when a
-// toolchain links it in statically, stays inside: a library that re-exports the runtime's
-// symbols (std::__once_callable, __cxa_*) interposes them for the whole process.
+// released through its vtable by whichever side drops the last reference). Everything else the
+// library's objects contain, the C++ runtime included when a toolchain links it in statically,
+// stays inside: a library that re-exports the runtime's symbols (std::__once_callable, __cxa_*)
+// interposes them for the whole process.
 //
 // The macro also applies on the using side, so that a program or extension module compiled with
 // -fvisibility=hidden (nanobind's and pybind11's default) still sees these classes with default
