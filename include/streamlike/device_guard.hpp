@@ -2,6 +2,7 @@
 #ifndef STREAMLIKE_DEVICE_GUARD_HPP
 #define STREAMLIKE_DEVICE_GUARD_HPP
 
+#include <streamlike/detail/export.hpp>
 #include <streamlike/stream_view.hpp>
 
 namespace streamlike {
@@ -9,7 +10,7 @@ namespace streamlike {
 /// Makes `device` (or a stream's device) current and restores the previously current device on
 /// destruction, also when an exception passes. Calls cudaSetDevice only when the device differs.
 /// The constructor throws streamlike::error if either call fails; the destructor never throws.
-class device_guard {
+class STREAMLIKE_API device_guard {
 public:
   /// Makes `device` current.
   explicit device_guard(int device);

@@ -2,6 +2,8 @@
 #ifndef STREAMLIKE_ERROR_HPP
 #define STREAMLIKE_ERROR_HPP
 
+#include <streamlike/detail/export.hpp>
+
 #include <cuda_runtime_api.h>
 
 #include <stdexcept>
@@ -11,7 +13,7 @@ namespace streamlike {
 
 /// A CUDA call failed. what() names the operation, the CUDA error's name and its text, e.g.
 /// "streamlike: cudaStreamCreateWithPriority failed: cudaErrorNoDevice (no CUDA-capable device is detected)".
-class error : public std::runtime_error {
+class STREAMLIKE_API error : public std::runtime_error {
 public:
   /// A CUDA call failed: "streamlike: <operation> failed: <name> (<text>)".
   error(cudaError_t code, std::string_view operation);
@@ -27,7 +29,7 @@ private:
 
 namespace detail {
 /// Throws streamlike::error; out of line, so the cold path stays out of its callers.
-[[noreturn]] void throw_error(cudaError_t code, std::string_view operation);
+[[noreturn]] STREAMLIKE_API void throw_error(cudaError_t code, std::string_view operation);
 
 inline void throw_if_error(cudaError_t code, std::string_view operation) {
   if (code != cudaSuccess) [[unlikely]] throw_error(code, operation);

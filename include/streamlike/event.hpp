@@ -6,6 +6,7 @@
 #ifndef STREAMLIKE_EVENT_HPP
 #define STREAMLIKE_EVENT_HPP
 
+#include <streamlike/detail/export.hpp>
 #include <streamlike/get_stream.hpp>
 #include <streamlike/stream_like.hpp>
 #include <streamlike/stream_view.hpp>
@@ -28,7 +29,7 @@ struct event_options {
 };
 
 /// A move-only owning cudaEvent_t; destroyed (never throwing) with the object.
-class event {
+class STREAMLIKE_API event {
 public:
   /// Empty: owns no event; every operation but destruction, moving and swap throws.
   constexpr event() noexcept = default;
@@ -70,7 +71,7 @@ private:
   cudaEvent_t handle_ = nullptr;
 };
 
-[[nodiscard]] float elapsed_ms(const event& start, const event& stop);
+[[nodiscard]] STREAMLIKE_API float elapsed_ms(const event& start, const event& stop);
 
 /// A new event, created on the stream's device unless options.device says otherwise, with the
 /// work queued on any stream-like object's stream so far recorded in it. Throws streamlike::error

@@ -18,6 +18,7 @@
 #define STREAMLIKE_SHARED_STREAM_HPP
 
 #include <streamlike/detail/stream_control_block.hpp>
+#include <streamlike/detail/export.hpp>
 #include <streamlike/enable_stream_owner.hpp>
 #include <streamlike/error.hpp>
 #include <streamlike/event.hpp>
@@ -41,7 +42,7 @@ struct shared_stream_access;
 } // namespace detail
 
 /// A refcounted stream: copies share it, and the last one releases it (see the file comment).
-class shared_stream {
+class STREAMLIKE_API shared_stream {
 public:
   /// Empty: owns nothing, views nothing.
   constexpr shared_stream() noexcept = default;

@@ -6,6 +6,7 @@
 #ifndef STREAMLIKE_STREAM_POOL_HPP
 #define STREAMLIKE_STREAM_POOL_HPP
 
+#include <streamlike/detail/export.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_options.hpp>
 
@@ -16,7 +17,7 @@
 namespace streamlike {
 
 /// A fixed set of shared_streams on one device, handed out round-robin (see the file comment).
-class stream_pool {
+class STREAMLIKE_API stream_pool {
 public:
   static constexpr std::size_t default_size = 16;
 

@@ -12,6 +12,7 @@
 #define STREAMLIKE_STREAM_VIEW_HPP
 
 #include <streamlike/config.hpp>
+#include <streamlike/detail/export.hpp>
 
 #include <concepts>
 #include <cstddef>
@@ -20,7 +21,7 @@
 namespace streamlike {
 
 /// A non-owning view of a CUDA stream (see the file comment).
-class stream_view {
+class STREAMLIKE_API stream_view {
 public:
   using value_type = cudaStream_t;
 

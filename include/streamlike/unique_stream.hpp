@@ -8,6 +8,7 @@
 #ifndef STREAMLIKE_UNIQUE_STREAM_HPP
 #define STREAMLIKE_UNIQUE_STREAM_HPP
 
+#include <streamlike/detail/export.hpp>
 #include <streamlike/enable_stream_owner.hpp>
 #include <streamlike/event.hpp>
 #include <streamlike/get_stream.hpp>
@@ -22,7 +23,7 @@
 namespace streamlike {
 
 /// Owns one stream alone and destroys it (on its own device, never throwing) when destroyed.
-class unique_stream {
+class STREAMLIKE_API unique_stream {
 public:
   /// Empty: owns nothing.
   constexpr unique_stream() noexcept = default;

@@ -8,6 +8,8 @@
 #ifndef STREAMLIKE_DETAIL_STREAM_CONTROL_BLOCK_HPP
 #define STREAMLIKE_DETAIL_STREAM_CONTROL_BLOCK_HPP
 
+#include <streamlike/detail/export.hpp>
+
 #include <cuda_runtime_api.h>
 
 #include <atomic>
@@ -40,7 +42,7 @@ struct defer_facts_t {
 };
 inline constexpr defer_facts_t defer_facts{};
 
-class stream_control_block {
+class STREAMLIKE_API stream_control_block {
 public:
   /// Facts known when made (std::nullopt for a default stream).
   stream_control_block(cudaStream_t handle, const std::optional<stream_facts>& facts) noexcept
