@@ -23,10 +23,14 @@ struct write_value {
 template <class Owner>
 void check_launch_runs_on(const Owner& owner) {
   static_assert(std::is_convertible_v<const Owner&, cuda::stream_ref>);
-  gpu_test::gate held;
-  GPU_REQUIRE_CUDA(held.close(owner.get()));
   gpu_test::mapped_ints out{1};
   const auto config = cuda::make_config(cuda::make_hierarchy(cuda::block_dims<1>(), cuda::grid_dims(1)));
+  // Load the kernel before the gate closes: CUDA loads kernels lazily, and a first launch may
+  // wait for the work already running (the held gate) until it times out.
+  cuda::launch(owner, config, write_value{}, out.device(), 0);
+  owner.sync();
+  gpu_test::gate held;
+  GPU_REQUIRE_CUDA(held.close(owner.get()));
   cuda::launch(owner, config, write_value{}, out.device(), 42);
   CHECK(out.read(0) == 0);
   CHECK_FALSE(owner.is_done());
