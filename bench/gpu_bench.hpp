@@ -33,8 +33,8 @@ inline bool device_present(const char* program) {
   }
   // Create the primary context now, so no benchmark pays for it.
   if (const cudaError_t init = cudaFree(nullptr); init != cudaSuccess) {
-    std::fprintf(stderr, "%s: cannot initialize device 0 (cudaFree(0): %s: %s): skipped, nothing measured.\n",
-                 program, cudaGetErrorName(init), cudaGetErrorString(init));
+    std::fprintf(stderr, "%s: cannot initialize device 0 (cudaFree(0): %s: %s): skipped, nothing measured.\n", program,
+                 cudaGetErrorName(init), cudaGetErrorString(init));
     return false;
   }
   return true;

@@ -111,8 +111,8 @@ streamlike::stream_view run_on(S&& s, int* out, int n, int value) {
 namespace {
 
 constexpr int elements_per_route = 1024;
-constexpr int max_routes = 32;     // slots in device memory
-constexpr int streams_needed = 7;  // handles the routes wrap
+constexpr int max_routes = 32;    // slots in device memory
+constexpr int streams_needed = 7; // handles the routes wrap
 
 // What a handle is, in words.
 struct named_stream {
@@ -449,8 +449,7 @@ int run_with_device() {
     throw streamlike::error(code, "cudaMalloc");
   }
   // Zeros, finished before any route starts (the routes' streams do not wait for this one).
-  if (const cudaError_t code = cudaMemset(out, 0, max_routes * elements_per_route * sizeof(int));
-      code != cudaSuccess) {
+  if (const cudaError_t code = cudaMemset(out, 0, max_routes * elements_per_route * sizeof(int)); code != cudaSuccess) {
     throw streamlike::error(code, "cudaMemset");
   }
   if (const cudaError_t code = cudaDeviceSynchronize(); code != cudaSuccess) {

@@ -21,7 +21,8 @@ std::string describe(cudaError_t code, std::string_view operation) {
 
 } // namespace
 
-error::error(cudaError_t code, std::string_view operation) : std::runtime_error(describe(code, operation)), code_(code) {}
+error::error(cudaError_t code, std::string_view operation)
+    : std::runtime_error(describe(code, operation)), code_(code) {}
 
 error::error(cudaError_t code, std::string_view operation, std::string_view reason)
     : std::runtime_error("streamlike: " + std::string(operation) + ": " + std::string(reason)), code_(code) {}

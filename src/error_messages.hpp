@@ -19,7 +19,8 @@ namespace streamlike::detail {
 
 /// throw_if_error for an operation of `type`: the error names "<type>::<operation>".
 inline void throw_if_error_of(cudaError_t code, std::string_view type, std::string_view operation) {
-  if (code != cudaSuccess) [[unlikely]] throw_error_of(code, type, operation);
+  if (code != cudaSuccess) [[unlikely]]
+    throw_error_of(code, type, operation);
 }
 
 } // namespace streamlike::detail

@@ -34,7 +34,8 @@ public:
   /// The event to record on `producer`; created on first use in the producer's context.
   cudaEvent_t get(cudaStream_t producer, const char* type) {
     const unsigned long long context_id = cuda_context::id_of(producer);
-    if (context_id == 0) [[unlikely]] throw_unidentified(producer, type);
+    if (context_id == 0) [[unlikely]]
+      throw_unidentified(producer, type);
     for (const slot& s : slots_) {
       if (s.context_id == context_id) return s.event;
     }

@@ -32,7 +32,8 @@ namespace detail {
 [[noreturn]] STREAMLIKE_API void throw_error(cudaError_t code, std::string_view operation);
 
 inline void throw_if_error(cudaError_t code, std::string_view operation) {
-  if (code != cudaSuccess) [[unlikely]] throw_error(code, operation);
+  if (code != cudaSuccess) [[unlikely]]
+    throw_error(code, operation);
 }
 } // namespace detail
 

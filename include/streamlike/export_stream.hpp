@@ -48,7 +48,8 @@ template <class T>
 consteval route choose() {
   using U = std::remove_cvref_t<T>;
   if constexpr (tag_invocable<const export_stream_t&, T>) {
-    return std::same_as<tag_invoke_result_t<const export_stream_t&, T>, shared_stream> ? route::tag_invoke : route::none;
+    return std::same_as<tag_invoke_result_t<const export_stream_t&, T>, shared_stream> ? route::tag_invoke
+                                                                                       : route::none;
   } else if constexpr (member_export<T>) {
     return route::member;
   } else if constexpr (std::same_as<U, shared_stream>) {
@@ -65,7 +66,8 @@ consteval route choose() {
 }
 
 template <class T>
-concept routed = choose<T>() < route::lvalue_owner;
+concept routed = choose<T>()
+< route::lvalue_owner;
 
 } // namespace detail::export_stream_routes
 
@@ -84,7 +86,9 @@ struct export_stream_t {
     } else if constexpr (chosen == routes::route::shared) {
       return std::forward<T>(t);
     } else if constexpr (chosen == routes::route::shared_ptr) {
-      if (!t) throw std::invalid_argument("streamlike::export_stream: the std::shared_ptr is null; expected a pointer to a stream");
+      if (!t)
+        throw std::invalid_argument(
+            "streamlike::export_stream: the std::shared_ptr is null; expected a pointer to a stream");
       const stream_view view = streamlike::get_stream(*t);
       return shared_stream::keep_alive(view, std::forward<T>(t));
     } else {

@@ -52,7 +52,7 @@ namespace detail::get_stream_routes {
 // Integers, bool, nullptr and void* convert to no stream, whatever their value.
 template <class U>
 concept never_a_stream = std::integral<U> || std::same_as<U, std::nullptr_t> ||
-                         (std::is_pointer_v<U> && std::is_void_v<std::remove_pointer_t<U>>);
+    std::conjunction_v<std::is_pointer<U>, std::is_void<std::remove_pointer_t<U>>>;
 
 // Route 2: the argument is already a handle.
 template <class T>
@@ -62,8 +62,9 @@ concept handle = !never_a_stream<std::remove_cvref_t<T>> &&
 
 template <handle T>
 inline constexpr bool nothrow_handle = std::same_as<std::remove_cvref_t<T>, stream_view> ||
-                                       (std::convertible_to<T, cudaStream_t> ? std::is_nothrow_convertible_v<T, cudaStream_t>
-                                                                             : std::is_nothrow_convertible_v<T, cuda::stream_ref>);
+                                       (std::convertible_to<T, cudaStream_t>
+                                            ? std::is_nothrow_convertible_v<T, cudaStream_t>
+                                            : std::is_nothrow_convertible_v<T, cuda::stream_ref>);
 
 // cudaStream_t is preferred over cuda::stream_ref where a type converts to both (as
 // rmm::cuda_stream_view does), so the conversion is never ambiguous.
@@ -150,7 +151,8 @@ template <class T, route R = route_of<T>>
 inline constexpr bool nothrow = false;
 template <class T>
 inline constexpr bool nothrow<T, route::tag_invoke> =
-    nothrow_tag_invocable<const get_stream_t&, T> && nothrow_handle<tag_invoke_result_t<const get_stream_t&, T>>;
+    std::conjunction_v<std::bool_constant<nothrow_tag_invocable<const get_stream_t&, T>>,
+                       std::bool_constant<nothrow_handle<tag_invoke_result_t<const get_stream_t&, T>>>>;
 template <class T>
 inline constexpr bool nothrow<T, route::handle> = nothrow_handle<T>;
 template <class T>

@@ -18,7 +18,8 @@ namespace streamlike {
 template <class Consumer, class Producer>
   requires stream_like<Consumer> && stream_like<Producer>
 void wait(Consumer&& consumer, Producer&& producer) {
-  streamlike::get_stream(std::forward<Consumer>(consumer)).wait(streamlike::get_stream(std::forward<Producer>(producer)));
+  streamlike::get_stream(std::forward<Consumer>(consumer))
+      .wait(streamlike::get_stream(std::forward<Producer>(producer)));
 }
 
 } // namespace streamlike

@@ -84,8 +84,8 @@ public:
   /// reference. An owner with `cudaStream_t release()` (unique_stream, cuda::stream) gives its
   /// handle to adopt(); any other is held whole and destroyed with the last reference.
   template <class Owner>
-    requires enable_stream_owner<std::remove_cvref_t<Owner>> && (!std::is_lvalue_reference_v<Owner>) &&
-             (!std::is_const_v<std::remove_reference_t<Owner>>)
+    requires(enable_stream_owner<std::remove_cvref_t<Owner>> && !std::is_lvalue_reference_v<Owner> &&
+             !std::is_const_v<std::remove_reference_t<Owner>>)
   [[nodiscard]] static shared_stream from_owner(Owner&& owner);
 
   /// The default streams (cudaStreamLegacy, cudaStreamPerThread): immortal, never destroyed,
@@ -98,12 +98,14 @@ public:
 
   /// The view; throws streamlike::error on an empty shared_stream.
   [[nodiscard]] stream_view view() const {
-    if (block_ == nullptr) [[unlikely]] throw_empty("view");
+    if (block_ == nullptr) [[unlikely]]
+      throw_empty("view");
     return stream_view{handle_};
   }
   /// The raw handle, still owned; throws streamlike::error on an empty shared_stream.
   [[nodiscard]] cudaStream_t get() const {
-    if (block_ == nullptr) [[unlikely]] throw_empty("get");
+    if (block_ == nullptr) [[unlikely]]
+      throw_empty("get");
     return handle_;
   }
 
@@ -154,7 +156,8 @@ public:
   template <class Producer>
     requires stream_like<Producer>
   void wait(Producer&& producer) const {
-    if (block_ == nullptr) [[unlikely]] throw_empty("wait");
+    if (block_ == nullptr) [[unlikely]]
+      throw_empty("wait");
     wait_for(streamlike::get_stream(std::forward<Producer>(producer)));
   }
   // Neither 0 nor nullptr is an event or a stream.
@@ -200,7 +203,8 @@ public:
   /// an empty one equals none. Declared here, for exactly those types, so that `owner == view`
   /// and `view == owner` are never ambiguous between the view types' own comparisons.
   template <class View>
-    requires std::same_as<View, stream_view> || std::same_as<View, cuda::stream_ref> || std::same_as<View, cudaStream_t>
+    requires(std::same_as<View, stream_view> || std::same_as<View, cuda::stream_ref> ||
+             std::same_as<View, cudaStream_t>)
   [[nodiscard]] friend bool operator==(const shared_stream& owner, const View& view) noexcept {
     return owner.block_ != nullptr && owner.handle_ == stream_view{view}.get();
   }
@@ -235,8 +239,8 @@ shared_stream shared_stream::keep_alive(stream_view view, T&& object) {
 }
 
 template <class Owner>
-  requires enable_stream_owner<std::remove_cvref_t<Owner>> && (!std::is_lvalue_reference_v<Owner>) &&
-           (!std::is_const_v<std::remove_reference_t<Owner>>)
+  requires(enable_stream_owner<std::remove_cvref_t<Owner>> && !std::is_lvalue_reference_v<Owner> &&
+           !std::is_const_v<std::remove_reference_t<Owner>>)
 shared_stream shared_stream::from_owner(Owner&& owner) {
   using held_type = std::remove_cvref_t<Owner>;
   static_assert(stream_like<held_type&>,
@@ -245,7 +249,9 @@ shared_stream shared_stream::from_owner(Owner&& owner) {
   static_assert(std::is_move_constructible_v<held_type>,
                 "streamlike::shared_stream::from_owner: a stream owner is moved into the shared_stream, so it "
                 "must be move constructible.");
-  if constexpr (requires { { owner.release() } -> std::same_as<cudaStream_t>; }) {
+  if constexpr (requires {
+                  { owner.release() } -> std::same_as<cudaStream_t>;
+                }) {
     // An owner that can give up its handle (unique_stream, cuda::stream) hands it to adopt(),
     // whose block records the stream's context and so skips a stream that died with
     // cudaDeviceReset; the owner's own destructor could not. Released only once adopted.

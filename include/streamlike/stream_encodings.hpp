@@ -46,8 +46,8 @@ inline stream_view view_of_address(std::uint64_t address) noexcept {
 /// and keeps that meaning whatever the importing translation unit's default-stream mode.
 [[nodiscard]] inline stream_view from_cuda_stream_protocol(std::int64_t version, std::int64_t address) {
   if (version != 0) {
-    detail::throw_bad_stream_encoding("__cuda_stream__", "(" + std::to_string(version) + ", " +
-                                                             std::to_string(address) + ")",
+    detail::throw_bad_stream_encoding("__cuda_stream__",
+                                      "(" + std::to_string(version) + ", " + std::to_string(address) + ")",
                                       "protocol version 0 (the only version defined), as (0, address)");
   }
   if (address < 0) {
@@ -67,7 +67,8 @@ inline stream_view view_of_address(std::uint64_t address) noexcept {
   if (!stream) return stream_view::legacy_default();
   const std::int64_t value = *stream;
   if (value == -1) return std::nullopt;
-  if (value == 0 || value < -1) detail::throw_bad_stream_encoding("DLPack __dlpack__(stream=)", std::to_string(value), expected);
+  if (value == 0 || value < -1)
+    detail::throw_bad_stream_encoding("DLPack __dlpack__(stream=)", std::to_string(value), expected);
   if (value == 1) return stream_view::legacy_default();
   if (value == 2) return stream_view::per_thread_default();
   return detail::view_of_address(static_cast<std::uint64_t>(value));
@@ -101,7 +102,7 @@ inline namespace default_stream_legacy {
 /// cudaStreamPerThread, and 0 is the default stream of the calling translation unit's mode,
 /// returned as that explicit handle. Negative values are refused.
 template <class Integer>
-  requires std::integral<Integer> && (!std::same_as<Integer, bool>)
+  requires(std::integral<Integer> && !std::same_as<Integer, bool>)
 [[nodiscard]] stream_view from_address(Integer address) {
   if constexpr (std::signed_integral<Integer>) {
     if (address < 0) {

@@ -21,7 +21,8 @@ concept stream_like = requires(T&& t) {
 /// ... and getting the view cannot throw.
 template <class T>
 concept nothrow_stream_like = stream_like<T> && requires(T&& t) {
-  { streamlike::get_stream(std::forward<T>(t)) } noexcept;
+  { streamlike::get_stream(std::forward<T>(t)) }
+  noexcept;
 };
 
 } // namespace streamlike

@@ -20,7 +20,8 @@ namespace streamlike {
 /// enable_stream_owner<T>; the owner must also be stream_like as an lvalue. shared_stream is not
 /// one (it shares ownership; see above).
 template <class T>
-concept stream_owner = enable_stream_owner<std::remove_cvref_t<T>> && stream_like<std::remove_cvref_t<T>&>;
+concept stream_owner = enable_stream_owner<std::remove_cvref_t<T>> && stream_like < std::remove_cvref_t<T>
+& > ;
 
 } // namespace streamlike
 

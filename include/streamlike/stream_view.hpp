@@ -37,8 +37,8 @@ public:
   // An integer is not a stream (`stream_view{0}` is the classic bug). Decode integers with the
   // named functions of stream_encodings.hpp, which say which convention they follow.
   template <class Integer>
-    requires std::integral<Integer>
-  stream_view(Integer) = delete;
+    requires std::integral<Integer> stream_view(Integer)
+  = delete;
   stream_view(std::nullptr_t) = delete;
 
   /// The CUDA legacy default stream (cudaStreamLegacy): synchronizes with all blocking streams.

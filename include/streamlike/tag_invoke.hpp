@@ -21,12 +21,14 @@ namespace detail::tag_invoke_adl {
 void tag_invoke() = delete;
 
 template <class Tag, class... Args>
-concept adl_tag_invocable =
-    requires(Tag&& tag, Args&&... args) { tag_invoke(std::forward<Tag>(tag), std::forward<Args>(args)...); };
+concept adl_tag_invocable = requires(Tag&& tag, Args&&... args) {
+  tag_invoke(std::forward<Tag>(tag), std::forward<Args>(args)...);
+};
 
 template <class Tag, class... Args>
 concept adl_nothrow_tag_invocable = adl_tag_invocable<Tag, Args...> && requires(Tag&& tag, Args&&... args) {
-  { tag_invoke(std::forward<Tag>(tag), std::forward<Args>(args)...) } noexcept;
+  { tag_invoke(std::forward<Tag>(tag), std::forward<Args>(args)...) }
+  noexcept;
 };
 
 // The call itself, for CPO implementations.

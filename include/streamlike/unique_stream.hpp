@@ -51,12 +51,14 @@ public:
 
   /// The view; throws streamlike::error on an empty unique_stream (never the default stream by accident).
   [[nodiscard]] stream_view view() const {
-    if (handle_ == nullptr) [[unlikely]] throw_empty("view");
+    if (handle_ == nullptr) [[unlikely]]
+      throw_empty("view");
     return stream_view{handle_};
   }
   /// The raw handle, still owned; throws streamlike::error on an empty unique_stream.
   [[nodiscard]] cudaStream_t get() const {
-    if (handle_ == nullptr) [[unlikely]] throw_empty("get");
+    if (handle_ == nullptr) [[unlikely]]
+      throw_empty("get");
     return handle_;
   }
   /// The get_stream member route, on lvalues only: a temporary's view would dangle.
@@ -106,7 +108,8 @@ public:
   template <class Producer>
     requires stream_like<Producer>
   void wait(Producer&& producer) const {
-    if (handle_ == nullptr) [[unlikely]] throw_empty("wait");
+    if (handle_ == nullptr) [[unlikely]]
+      throw_empty("wait");
     wait_for(streamlike::get_stream(std::forward<Producer>(producer)));
   }
   // Neither 0 nor nullptr is an event or a stream.
@@ -122,7 +125,8 @@ public:
   /// an empty one equals none. Declared here, for exactly those types, so that `owner == view`
   /// and `view == owner` are never ambiguous between the view types' own comparisons.
   template <class View>
-    requires std::same_as<View, stream_view> || std::same_as<View, cuda::stream_ref> || std::same_as<View, cudaStream_t>
+    requires(std::same_as<View, stream_view> || std::same_as<View, cuda::stream_ref> ||
+             std::same_as<View, cudaStream_t>)
   [[nodiscard]] friend bool operator==(const unique_stream& owner, const View& view) noexcept {
     return owner.handle_ != nullptr && owner.handle_ == stream_view{view}.get();
   }

@@ -19,8 +19,8 @@ int main(int argc, char** argv) {
     const cudaError_t code = cudaGetDeviceCount(&devices);
     if (code != cudaSuccess || devices == 0) {
       const cudaError_t why = code != cudaSuccess ? code : cudaErrorNoDevice;
-      std::fprintf(stderr, "adapters (gpu cases): no CUDA device (%s: %s): skipping (exit %d)\n",
-                   cudaGetErrorName(why), cudaGetErrorString(why), skip);
+      std::fprintf(stderr, "adapters (gpu cases): no CUDA device (%s: %s): skipping (exit %d)\n", cudaGetErrorName(why),
+                   cudaGetErrorString(why), skip);
       return skip;
     }
   }

@@ -44,7 +44,8 @@ TEST_CASE("par.on(s) and par_nosync.on(s) are stream_like and yield s") {
   static_assert(streamlike::nothrow_stream_like<const decltype(nosync)&>);
   CHECK(streamlike::get_stream(on) == fake_handle(0x1000));
   CHECK(streamlike::get_stream(nosync) == fake_handle(0x2000));
-  CHECK(streamlike::get_stream(thrust::cuda::par.on(fake_handle(0x1100))) == fake_handle(0x1100)); // a temporary is a value
+  CHECK(streamlike::get_stream(thrust::cuda::par.on(fake_handle(0x1100))) ==
+        fake_handle(0x1100)); // a temporary is a value
   // The same stream Thrust runs its algorithms on.
   CHECK(streamlike::get_stream(on) == thrust_says(on));
   CHECK(streamlike::get_stream(nosync) == thrust_says(nosync));

@@ -24,13 +24,14 @@ namespace torch_adapter = streamlike::adapters::torch;
 namespace {
 // A CUDAStream value made from its parts, as c10 makes them: no CUDA call, no device needed.
 CUDAStream made_up(c10::DeviceIndex device, c10::StreamId id) {
-  return CUDAStream(CUDAStream::UNCHECKED, c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::CUDA, device), id));
+  return CUDAStream(CUDAStream::UNCHECKED,
+                    c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::CUDA, device), id));
 }
 } // namespace
 
 TEST_CASE("CUDAStream is stream_like and exportable, through the adapter's routes") {
   static_assert(streamlike::stream_like<const CUDAStream&>);
-  static_assert(streamlike::stream_like<CUDAStream>); // a value naming a stream, not an owner
+  static_assert(streamlike::stream_like<CUDAStream>);                 // a value naming a stream, not an owner
   static_assert(!streamlike::nothrow_stream_like<const CUDAStream&>); // c10 may throw
   static_assert(streamlike::stream_exporter<const CUDAStream&>);
   static_assert(streamlike::tag_invocable<streamlike::get_stream_t, const CUDAStream&>);
@@ -46,7 +47,7 @@ TEST_SUITE("gpu") {
   TEST_CASE("the default stream is the legacy default stream, exported as the immortal one") {
     const CUDAStream s = c10::cuda::getDefaultCUDAStream(0);
     CHECK(torch_adapter::kind_of(s) == torch_adapter::stream_kind::default_stream);
-    CHECK(s.stream() == cudaStream_t{}); // c10's handle 0 ...
+    CHECK(s.stream() == cudaStream_t{});                               // c10's handle 0 ...
     CHECK(streamlike::get_stream(s) == stream_view::legacy_default()); // ... made explicit
     const auto shared = streamlike::export_stream(s);
     CHECK(shared.get() == cudaStreamLegacy);

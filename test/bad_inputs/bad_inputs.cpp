@@ -32,7 +32,7 @@
 #include <vector>
 
 #ifndef STREAMLIKE_SOURCE_ROOT
-#error "compile with -DSTREAMLIKE_SOURCE_ROOT=\"<repository root>\" (test/bad_inputs/meson.build does)"
+#  error "compile with -DSTREAMLIKE_SOURCE_ROOT=\"<repository root>\" (test/bad_inputs/meson.build does)"
 #endif
 
 using namespace streamlike; // the "call" column is written as a user with this directive would
@@ -65,11 +65,11 @@ bool add_fixture(const char* name, const char* code) {
   fixtures().push_back({name, code});
   return true;
 }
-#define BAD_INPUT_FIXTURE(type, name, ...)                                                                \
-  type& name() {                                                                                         \
-    static type value = [] { __VA_ARGS__ }();                                                            \
-    return value;                                                                                        \
-  }                                                                                                      \
+#define BAD_INPUT_FIXTURE(type, name, ...)    \
+  type& name() {                              \
+    static type value = [] { __VA_ARGS__ }(); \
+    return value;                             \
+  }                                           \
   [[maybe_unused]] const bool name##_registered = add_fixture(#name "()", #__VA_ARGS__)
 
 BAD_INPUT_FIXTURE(shared_stream, moved_from_shared, shared_stream s = shared_stream::legacy_default();
@@ -77,7 +77,8 @@ BAD_INPUT_FIXTURE(shared_stream, moved_from_shared, shared_stream s = shared_str
 BAD_INPUT_FIXTURE(unique_stream, moved_from_unique, unique_stream u; unique_stream t = std::move(u); return u;);
 // adopt() of a unique_stream takes the handle without any CUDA call; release() gives it back, so
 // the fake handle never reaches a driver.
-BAD_INPUT_FIXTURE(unique_stream, released_unique, unique_stream u = unique_stream::adopt(reinterpret_cast<cudaStream_t>(0x1234));
+BAD_INPUT_FIXTURE(unique_stream, released_unique,
+                  unique_stream u = unique_stream::adopt(reinterpret_cast<cudaStream_t>(0x1234));
                   (void)u.release(); return u;);
 BAD_INPUT_FIXTURE(const shared_stream, empty_shared, return shared_stream{};);
 BAD_INPUT_FIXTURE(const unique_stream, empty_unique, return unique_stream{};);
@@ -85,26 +86,25 @@ BAD_INPUT_FIXTURE(const unique_stream, empty_unique, return unique_stream{};);
 #define BAD_INPUT_UNPAREN(...) __VA_ARGS__
 // BAD_INPUT(group, id, exception type, (fragments...), when, call...): the call is the variadic
 // tail so that it may contain commas; its text is the document's "call" column.
-#define BAD_INPUT(group, id, type, fragments, condition, ...)                                             \
-  bad_input {                                                                                            \
-    group, id, #__VA_ARGS__, #type, std::vector<std::string>{BAD_INPUT_UNPAREN fragments}, condition,    \
-        [] { (void)(__VA_ARGS__); }                                                                      \
+#define BAD_INPUT(group, id, type, fragments, condition, ...)                                         \
+  bad_input {                                                                                         \
+    group, id, #__VA_ARGS__, #type, std::vector<std::string>{BAD_INPUT_UNPAREN fragments}, condition, \
+        [] { (void)(__VA_ARGS__); }                                                                   \
   }
-
 
 // The table. Groups appear in the document in this order.
 const std::vector<bad_input>& table() {
   static const std::vector<bad_input> rows = {
       // --- integer decoders (stream_encodings.hpp): std::invalid_argument naming the convention and the value
       BAD_INPUT("Integer decoders", "protocol-version-1", std::invalid_argument,
-                ("streamlike: __cuda_stream__: invalid stream value (1, 5)", "expected protocol version 0"), when::always,
-                from_cuda_stream_protocol(1, 5)),
+                ("streamlike: __cuda_stream__: invalid stream value (1, 5)", "expected protocol version 0"),
+                when::always, from_cuda_stream_protocol(1, 5)),
       BAD_INPUT("Integer decoders", "protocol-version-negative", std::invalid_argument,
                 ("__cuda_stream__: invalid stream value (-1, 0)", "expected protocol version 0"), when::always,
                 from_cuda_stream_protocol(-1, 0)),
       BAD_INPUT("Integer decoders", "protocol-address-negative", std::invalid_argument,
-                ("__cuda_stream__: invalid stream value (0, -1)", "expected a non-negative stream address"), when::always,
-                from_cuda_stream_protocol(0, -1)),
+                ("__cuda_stream__: invalid stream value (0, -1)", "expected a non-negative stream address"),
+                when::always, from_cuda_stream_protocol(0, -1)),
       BAD_INPUT("Integer decoders", "protocol-address-int64-min", std::invalid_argument,
                 ("__cuda_stream__: invalid stream value (0, -9223372036854775808)"), when::always,
                 from_cuda_stream_protocol(0, std::numeric_limits<std::int64_t>::min())),
@@ -141,8 +141,7 @@ const std::vector<bad_input>& table() {
 
       // --- empty owners: streamlike::error (cudaErrorInvalidResourceHandle) naming the operation, never a crash
       BAD_INPUT("Empty owners", "shared-empty-view", streamlike::error,
-                ("streamlike: shared_stream::view: the shared_stream is empty"), when::always,
-                shared_stream{}.view()),
+                ("streamlike: shared_stream::view: the shared_stream is empty"), when::always, shared_stream{}.view()),
       BAD_INPUT("Empty owners", "shared-empty-get", streamlike::error, ("shared_stream::get", "is empty"), when::always,
                 shared_stream{}.get()),
       BAD_INPUT("Empty owners", "shared-empty-device", streamlike::error, ("shared_stream::device", "is empty"),
@@ -156,10 +155,10 @@ const std::vector<bad_input>& table() {
       BAD_INPUT("Empty owners", "shared-empty-get-stream", streamlike::error, ("shared_stream::view", "is empty"),
                 when::always, get_stream(empty_shared())),
       BAD_INPUT("Empty owners", "shared-moved-from", streamlike::error,
-                ("shared_stream::view", "(default-constructed or moved-from)"), when::always, moved_from_shared().view()),
+                ("shared_stream::view", "(default-constructed or moved-from)"), when::always,
+                moved_from_shared().view()),
       BAD_INPUT("Empty owners", "unique-empty-view", streamlike::error,
-                ("streamlike: unique_stream::view: the unique_stream is empty"), when::always,
-                unique_stream{}.view()),
+                ("streamlike: unique_stream::view: the unique_stream is empty"), when::always, unique_stream{}.view()),
       BAD_INPUT("Empty owners", "unique-empty-get", streamlike::error, ("unique_stream::get", "is empty"), when::always,
                 unique_stream{}.get()),
       BAD_INPUT("Empty owners", "unique-empty-get-stream", streamlike::error, ("unique_stream::view", "is empty"),
@@ -170,9 +169,10 @@ const std::vector<bad_input>& table() {
                 released_unique().get()),
 
       // --- owning a default stream: std::invalid_argument (it is never destroyed, so it cannot be owned)
-      BAD_INPUT("Owning a default stream", "shared-adopt-zero", std::invalid_argument,
-                ("streamlike: shared_stream::adopt: a default stream", "cannot be owned", "shared_stream::legacy_default()"),
-                when::always, shared_stream::adopt(cudaStream_t{})),
+      BAD_INPUT(
+          "Owning a default stream", "shared-adopt-zero", std::invalid_argument,
+          ("streamlike: shared_stream::adopt: a default stream", "cannot be owned", "shared_stream::legacy_default()"),
+          when::always, shared_stream::adopt(cudaStream_t{})),
       BAD_INPUT("Owning a default stream", "shared-adopt-legacy", std::invalid_argument,
                 ("shared_stream::adopt", "cannot be owned"), when::always, shared_stream::adopt(cudaStreamLegacy)),
       BAD_INPUT("Owning a default stream", "shared-adopt-per-thread", std::invalid_argument,
@@ -383,7 +383,8 @@ TEST_CASE("an empty owner's error carries cudaErrorInvalidResourceHandle as its 
   CHECK(checked > 0);
 }
 
-TEST_CASE("docs/bad-inputs.md's run-time section is this table (regenerate with test/bad_inputs/bad_inputs.py --write)") {
+TEST_CASE(
+    "docs/bad-inputs.md's run-time section is this table (regenerate with test/bad_inputs/bad_inputs.py --write)") {
   std::ifstream file(doc_path);
   REQUIRE_MESSAGE(file.good(), "cannot read " << doc_path);
   std::string line;
@@ -414,10 +415,10 @@ TEST_CASE("docs/bad-inputs.md's run-time section is this table (regenerate with 
       const bool more_want = static_cast<bool>(std::getline(want, want_line));
       if (!more_have && !more_want) break;
       if (!more_have || !more_want || have_line != want_line) {
-        FAIL_CHECK("docs/bad-inputs.md is stale at line " << number << " of the run-time section:\n  document: "
-                                                           << (more_have ? have_line : "(end)") << "\n  tests:    "
-                                                           << (more_want ? want_line : "(end)")
-                                                           << "\nRegenerate: test/bad_inputs/bad_inputs.py --write --program <this program>");
+        FAIL_CHECK("docs/bad-inputs.md is stale at line "
+                   << number << " of the run-time section:\n  document: " << (more_have ? have_line : "(end)")
+                   << "\n  tests:    " << (more_want ? want_line : "(end)")
+                   << "\nRegenerate: test/bad_inputs/bad_inputs.py --write --program <this program>");
         break;
       }
       ++number;

@@ -28,10 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     expected = fuzz::decodes_to(fuzz::view_of(static_cast<std::uint64_t>(raw)));
   }
-  (void)fuzz::check_optional_decoder("fuzz_cuda_array_interface_stream", "__cuda_array_interface__ v3 \"stream\"",
-                                     value, [](std::optional<std::int64_t> v) {
-                                       return streamlike::from_cuda_array_interface_stream(v);
-                                     },
-                                     expected);
+  (void)fuzz::check_optional_decoder(
+      "fuzz_cuda_array_interface_stream", "__cuda_array_interface__ v3 \"stream\"", value,
+      [](std::optional<std::int64_t> v) { return streamlike::from_cuda_array_interface_stream(v); }, expected);
   return 0;
 }

@@ -44,12 +44,14 @@ auto widen(T value) {
 
 // Decodes `decode()` and checks it against the contract; `mode` names the TU for the messages.
 template <class Decode>
-void check_one(Decode decode, const std::string& shown, bool refused, streamlike::stream_view expected, const char* mode) {
+void check_one(Decode decode, const std::string& shown, bool refused, streamlike::stream_view expected,
+               const char* mode) {
   const std::string where = std::string(mode) + " TU, address " + shown;
   try {
     const streamlike::stream_view view = decode();
     fuzz::require(!refused, target, where + ": accepted a negative address");
-    fuzz::require(view == expected, target, where + ": decoded to " + fuzz::describe(view) + ", expected " + fuzz::describe(expected));
+    fuzz::require(view == expected, target,
+                  where + ": decoded to " + fuzz::describe(view) + ", expected " + fuzz::describe(expected));
     fuzz::require(view.get() != cudaStream_t{}, target, where + ": decoded to the ambiguous handle 0");
   } catch (const std::invalid_argument& e) {
     fuzz::require(refused, target, where + ": refused a valid address: " + e.what());

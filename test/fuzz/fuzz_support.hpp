@@ -86,8 +86,10 @@ inline bool contains(const std::string& text, const std::string& part) { return 
 inline void require_refusal_message(const char* target, const std::string& message, const std::string& convention,
                                     const std::string& value) {
   require(contains(message, "streamlike: "), target, "message lacks the library prefix: " + message);
-  require(contains(message, convention), target, "message does not name the convention '" + convention + "': " + message);
-  require(contains(message, "invalid stream value " + value), target, "message does not name the value " + value + ": " + message);
+  require(contains(message, convention), target,
+          "message does not name the convention '" + convention + "': " + message);
+  require(contains(message, "invalid stream value " + value), target,
+          "message does not name the value " + value + ": " + message);
   require(contains(message, "; expected "), target, "message does not say what was expected: " + message);
 }
 

@@ -24,16 +24,16 @@
 namespace call_counters {
 
 struct counts {
-  long long stream_creates = 0;          // successful cudaStreamCreate* calls, all three
-  long long stream_destroys = 0;         // cudaStreamDestroy calls on a live handle
-  long long stream_destroys_failed = 0;  // ... of those, how many returned an error
-  long long destroys_not_live = 0;       // cudaStreamDestroy of a handle not live: a double destroy (or foreign)
-  long long creates_while_live = 0;      // a create returned a handle still live: a destroy went unseen
-  long long event_creates = 0;           // successful cudaEventCreate / cudaEventCreateWithFlags
-  long long event_destroys = 0;          // cudaEventDestroy calls
-  long long event_records = 0;           // cudaEventRecord calls
-  long long stream_wait_events = 0;      // cudaStreamWaitEvent calls
-  std::size_t live_streams = 0;          // handles created and not yet destroyed
+  long long stream_creates = 0;         // successful cudaStreamCreate* calls, all three
+  long long stream_destroys = 0;        // cudaStreamDestroy calls on a live handle
+  long long stream_destroys_failed = 0; // ... of those, how many returned an error
+  long long destroys_not_live = 0;      // cudaStreamDestroy of a handle not live: a double destroy (or foreign)
+  long long creates_while_live = 0;     // a create returned a handle still live: a destroy went unseen
+  long long event_creates = 0;          // successful cudaEventCreate / cudaEventCreateWithFlags
+  long long event_destroys = 0;         // cudaEventDestroy calls
+  long long event_records = 0;          // cudaEventRecord calls
+  long long stream_wait_events = 0;     // cudaStreamWaitEvent calls
+  std::size_t live_streams = 0;         // handles created and not yet destroyed
 };
 
 /// The counts so far (all threads).

@@ -6,18 +6,18 @@
 
 #include <cuda_runtime_api.h>
 
-#define STREAMLIKE_TEST_DECLARE_TU(ns)                                                             \
-  namespace ns {                                                                                   \
-  /* streamlike::default_stream_is_per_thread, as this TU sees it. */                              \
-  bool default_stream_is_per_thread();                                                             \
-  /* streamlike::resolve_default(stream_view{cudaStream_t{}}).get() */                             \
-  cudaStream_t resolve_zero();                                                                     \
-  /* streamlike::from_address(0).get() */                                                          \
-  cudaStream_t from_address_zero();                                                                \
+#define STREAMLIKE_TEST_DECLARE_TU(ns)                                                                \
+  namespace ns {                                                                                      \
+  /* streamlike::default_stream_is_per_thread, as this TU sees it. */                                 \
+  bool default_stream_is_per_thread();                                                                \
+  /* streamlike::resolve_default(stream_view{cudaStream_t{}}).get() */                                \
+  cudaStream_t resolve_zero();                                                                        \
+  /* streamlike::from_address(0).get() */                                                             \
+  cudaStream_t from_address_zero();                                                                   \
   bool is_legacy_default_zero();     /* streamlike::is_legacy_default(stream_view{cudaStream_t{}}) */ \
-  bool is_per_thread_default_zero(); /* streamlike::is_per_thread_default(...) */                  \
-  /* The runtime's own reading of 0 in this TU: cudaStreamGetId(0, id). */                        \
-  cudaError_t runtime_id_of_zero(unsigned long long* id);                                          \
+  bool is_per_thread_default_zero(); /* streamlike::is_per_thread_default(...) */                     \
+  /* The runtime's own reading of 0 in this TU: cudaStreamGetId(0, id). */                            \
+  cudaError_t runtime_id_of_zero(unsigned long long* id);                                             \
   }
 
 STREAMLIKE_TEST_DECLARE_TU(legacy_tu)

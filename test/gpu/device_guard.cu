@@ -48,7 +48,8 @@ TEST_CASE("a guard of a stream makes the stream's device current") {
 TEST_CASE("an exception passing the guard still restores the device") {
   GPU_REQUIRE_CUDA(cudaSetDevice(0));
   const int other = gpu_test::device_count() >= 2 ? 1 : 0;
-  if (other == 0) MESSAGE("one CUDA device: the guard switches to the device already current (two GPUs test a real switch)");
+  if (other == 0)
+    MESSAGE("one CUDA device: the guard switches to the device already current (two GPUs test a real switch)");
   bool caught = false;
   try {
     const streamlike::device_guard guard(other);
@@ -58,7 +59,8 @@ TEST_CASE("an exception passing the guard still restores the device") {
     caught = true;
   }
   CHECK(caught);
-  CHECK_MESSAGE(current_device() == 0, "after the exception the current device is " << current_device() << ", expected 0");
+  CHECK_MESSAGE(current_device() == 0,
+                "after the exception the current device is " << current_device() << ", expected 0");
 }
 
 TEST_CASE("guards nest and each restores its own previous device (needs two GPUs for a real switch)") {

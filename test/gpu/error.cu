@@ -37,7 +37,8 @@ TEST_CASE("a failed call reported as streamlike::error leaves nothing for the ne
   SUBCASE("device_guard of a device that does not exist (cudaSetDevice)") {
     const int missing = gpu_test::device_count();
     const cudaError_t left = left_behind([&] { const streamlike::device_guard guard(missing); });
-    CHECK_MESSAGE(left == cudaSuccess, "cudaGetLastError() after the caught streamlike::error: " << cudaGetErrorName(left));
+    CHECK_MESSAGE(left == cudaSuccess,
+                  "cudaGetLastError() after the caught streamlike::error: " << cudaGetErrorName(left));
   }
   SUBCASE("elapsed_ms of events without timing (cudaEventElapsedTime)") {
     const streamlike::shared_stream s = streamlike::shared_stream::create();
@@ -47,6 +48,7 @@ TEST_CASE("a failed call reported as streamlike::error leaves nothing for the ne
     b.record(s.view());
     b.sync();
     const cudaError_t left = left_behind([&] { (void)elapsed_ms(a, b); });
-    CHECK_MESSAGE(left == cudaSuccess, "cudaGetLastError() after the caught streamlike::error: " << cudaGetErrorName(left));
+    CHECK_MESSAGE(left == cudaSuccess,
+                  "cudaGetLastError() after the caught streamlike::error: " << cudaGetErrorName(left));
   }
 }

@@ -52,7 +52,8 @@ int main() {
   try {
     global_stream = streamlike::shared_stream::create();
     cudaStream_t raw{};
-    if (const cudaError_t code = cudaStreamCreate(&raw); code != cudaSuccess) throw streamlike::error(code, "cudaStreamCreate");
+    if (const cudaError_t code = cudaStreamCreate(&raw); code != cudaSuccess)
+      throw streamlike::error(code, "cudaStreamCreate");
     global_adopted = streamlike::shared_stream::adopt(raw);
     global_pool.emplace(16);
 

@@ -86,6 +86,7 @@ TEST_CASE("the default streams are immortal: dropping their shared_streams destr
     gpu_test::check_work_runs_on(streamlike::get_stream(per_thread));
   }
   const call_counters::counts d = call_counters::since(before, call_counters::now());
-  CHECK_MESSAGE(d.stream_destroys + d.destroys_not_live == 0, "a default stream was passed to cudaStreamDestroy: " << d);
+  CHECK_MESSAGE(d.stream_destroys + d.destroys_not_live == 0,
+                "a default stream was passed to cudaStreamDestroy: " << d);
   CHECK(d.stream_creates == 0);
 }

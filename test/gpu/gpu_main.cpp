@@ -19,8 +19,8 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
-    std::fprintf(stderr, "gpu suite: %d device(s); running on device 0: %s (sm_%d%d)\n", devices, prop.name,
-                 prop.major, prop.minor);
+    std::fprintf(stderr, "gpu suite: %d device(s); running on device 0: %s (sm_%d%d)\n", devices, prop.name, prop.major,
+                 prop.minor);
   }
   doctest::Context context(argc, argv);
   return context.run();

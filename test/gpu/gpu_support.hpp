@@ -12,9 +12,9 @@
 #include <cstddef>
 
 // A CUDA call must succeed; on failure the message names the call and the error.
-#define GPU_REQUIRE_CUDA(expr)                                                                     \
-  do {                                                                                             \
-    const cudaError_t gpu_require_code_ = (expr);                                                  \
+#define GPU_REQUIRE_CUDA(expr)                                                                                 \
+  do {                                                                                                         \
+    const cudaError_t gpu_require_code_ = (expr);                                                              \
     REQUIRE_MESSAGE(gpu_require_code_ == cudaSuccess, #expr " failed: ", cudaGetErrorName(gpu_require_code_)); \
   } while (false)
 
@@ -48,7 +48,7 @@ public:
   mapped_ints& operator=(const mapped_ints&) = delete;
   [[nodiscard]] int* device() const noexcept { return device_; }
   [[nodiscard]] int read(std::size_t i) const noexcept; // a volatile read: sees the device's writes
-  void write(std::size_t i, int value) noexcept;       // a volatile write: the device sees it
+  void write(std::size_t i, int value) noexcept;        // a volatile write: the device sees it
 
 private:
   int* host_ = nullptr;

@@ -71,7 +71,8 @@ bool consumer_ran_while_producer_held(stream_view producer, stream_view consumer
 
 } // namespace
 
-TEST_CASE("wait(consumer, producer): the consumer sees the flag a long-running producer writes at its end, 100 rounds") {
+TEST_CASE(
+    "wait(consumer, producer): the consumer sees the flag a long-running producer writes at its end, 100 rounds") {
   SUBCASE("two shared_streams") {
     const shared_stream producer = shared_stream::create();
     const shared_stream consumer = shared_stream::create();
@@ -111,7 +112,8 @@ TEST_CASE("wait(s, s) is a no-op: no CUDA call, and the stream still works") {
   streamlike::wait(s.view(), s.get());
   s.view().wait(s.view());
   const call_counters::counts d = call_counters::since(before, call_counters::now());
-  CHECK_MESSAGE(d.event_records + d.stream_wait_events + d.event_creates == 0, "wait on the same stream called CUDA: " << d);
+  CHECK_MESSAGE(d.event_records + d.stream_wait_events + d.event_creates == 0,
+                "wait on the same stream called CUDA: " << d);
   // Same-stream work is ordered anyway: a kernel after the no-op sees the one before.
   gpu_test::mapped_ints flag{1};
   gpu_test::mapped_ints seen{1};
@@ -155,7 +157,8 @@ TEST_CASE("8 threads wait at once: each its own cached event, each ordered, each
         while (!go.load()) std::this_thread::yield();
         // Bare waits first, racing with the other threads' waits on their own events.
         for (int i = 0; i < bare_waits; ++i) streamlike::wait(consumer, producer);
-        const gpu_test::rounds_seen seen = gpu_test::run_rounds(producer.view(), consumer.view(), rounds, true, 1'000'000);
+        const gpu_test::rounds_seen seen =
+            gpu_test::run_rounds(producer.view(), consumer.view(), rounds, true, 1'000'000);
         ordered += seen.set;
       } catch (...) {
         ++failures; // a failed REQUIRE throws: it must not escape the thread; counted, checked below
@@ -167,8 +170,8 @@ TEST_CASE("8 threads wait at once: each its own cached event, each ordered, each
   const call_counters::counts d = call_counters::since(before, call_counters::now());
 
   CHECK(failures.load() == 0);
-  CHECK_MESSAGE(ordered.load() == threads * rounds, ordered.load() << " of " << threads * rounds
-                                                                   << " consumer reads saw the producer's flag");
+  CHECK_MESSAGE(ordered.load() == threads * rounds,
+                ordered.load() << " of " << threads * rounds << " consumer reads saw the producer's flag");
   CHECK_MESSAGE(d.event_creates == threads, "expected one cached event per thread (one device): " << d);
   CHECK_MESSAGE(d.event_destroys == threads, "expected each thread's cached event destroyed at its exit: " << d);
   CHECK(d.event_records == threads * (rounds + bare_waits));

@@ -57,11 +57,13 @@ void check_lifecycle(const char* way, long n, F&& make_and_drop, long creates_pe
                 way << ": " << d.destroys_not_live << " cudaStreamDestroy calls on a handle already destroyed");
   CHECK_MESSAGE(d.creates_while_live == 0,
                 way << ": " << d.creates_while_live << " creations returned a handle whose destroy was never seen");
-  CHECK_MESSAGE(d.stream_destroys_failed == 0, way << ": " << d.stream_destroys_failed << " cudaStreamDestroy calls failed");
+  CHECK_MESSAGE(d.stream_destroys_failed == 0,
+                way << ": " << d.stream_destroys_failed << " cudaStreamDestroy calls failed");
   const std::set<cudaStream_t> live_after = call_counters::live_streams();
   CHECK_MESSAGE(live_after == live_before, way << ": " << live_before.size() << " streams were live before, "
-                                                 << live_after.size() << " after (a leak, or a stream destroyed that "
-                                                                             "was not made here)");
+                                               << live_after.size()
+                                               << " after (a leak, or a stream destroyed that "
+                                                  "was not made here)");
   // The programs keep no stream from one test case to the next: nothing may be left at all.
   CHECK_MESSAGE(live_after.empty(), way << ": " << live_after.size() << " streams created and never destroyed");
 }

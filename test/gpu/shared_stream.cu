@@ -48,10 +48,12 @@ TEST_CASE("the interposer sees libstreamlike's own calls (or every count in this
     CHECK(call_counters::is_live(handle));
   }
   const call_counters::counts d = call_counters::since(before, call_counters::now());
-  REQUIRE_MESSAGE(d.stream_creates == 1, "shared_stream::create made " << d.stream_creates
+  REQUIRE_MESSAGE(d.stream_creates == 1, "shared_stream::create made "
+                                             << d.stream_creates
                                              << " calls the interposer saw, expected 1: libstreamlike's "
                                                 "cudaStreamCreateWithPriority does not reach the test's definition");
-  REQUIRE_MESSAGE(d.stream_destroys == 1, "dropping the shared_stream made " << d.stream_destroys
+  REQUIRE_MESSAGE(d.stream_destroys == 1, "dropping the shared_stream made "
+                                              << d.stream_destroys
                                               << " cudaStreamDestroy calls the interposer saw, expected 1");
   CHECK_FALSE(call_counters::is_live(handle));
 }
@@ -142,9 +144,9 @@ TEST_CASE("8 threads copy and drop one shared_stream a million times each") {
       shared_stream kept;
       long seen_wrong = 0;
       for (long i = 0; i < copies; ++i) {
-        shared_stream copy = s;                 // copy: +1
-        shared_stream moved = std::move(copy);  // move: no change
-        kept = moved;                           // copy-assign: +1, and the previous `kept` drops
+        shared_stream copy = s;                // copy: +1
+        shared_stream moved = std::move(copy); // move: no change
+        kept = moved;                          // copy-assign: +1, and the previous `kept` drops
         // At least `s`, `moved` and `kept` hold it; a lost increment would show as less.
         seen_wrong += (moved.get() != s.get() || copy || moved.use_count() < 3) ? 1 : 0;
       }
@@ -263,8 +265,8 @@ TEST_CASE("create: device() is the current device by default, or the one asked f
   } catch (const std::invalid_argument& e) {
     what = e.what();
   }
-  CHECK_MESSAGE(contains(what, "device " + std::to_string(count)), "expected std::invalid_argument naming device "
-                                                                       << count << ", got: '" << what << "'");
+  CHECK_MESSAGE(contains(what, "device " + std::to_string(count)),
+                "expected std::invalid_argument naming device " << count << ", got: '" << what << "'");
   CHECK(current_device() == current);
 }
 
@@ -288,8 +290,8 @@ TEST_CASE("id(): unique across live streams, and not reused when a handle is") {
     CHECK(ids.insert(second.id()).second);
     if (second.get() == handle) {
       reused = true;
-      CHECK_MESSAGE(second.id() != first_id, "the reused handle " << static_cast<void*>(handle) << " kept id "
-                                                                   << first_id);
+      CHECK_MESSAGE(second.id() != first_id,
+                    "the reused handle " << static_cast<void*>(handle) << " kept id " << first_id);
       CHECK(second.id() == gpu_test::stream_id(second.get())); // the cache holds the new stream's id
     }
   }

@@ -137,8 +137,8 @@ TEST_CASE("get() from 8 threads at once: each stream is handed out an exact shar
   REQUIRE(handed_out.size() == pool.size());
   const long share = static_cast<long>(threads) * gets / static_cast<long>(pool.size());
   for (const auto& [handle, n] : handed_out) {
-    CHECK_MESSAGE(n == share, "stream " << static_cast<void*>(handle) << " was handed out " << n << " times, expected "
-                                        << share);
+    CHECK_MESSAGE(n == share,
+                  "stream " << static_cast<void*>(handle) << " was handed out " << n << " times, expected " << share);
   }
   for (std::size_t i = 0; i < pool.size(); ++i) CHECK(pool.at(i).use_count() == 1);
 }

@@ -75,7 +75,8 @@ TEST_CASE("created streams: queries agree with the raw calls, with every option"
       CHECK(s.flags() == (non_blocking ? cudaStreamNonBlocking : cudaStreamDefault));
       CHECK(s.priority() == priority);
 
-      const streamlike::unique_stream u = streamlike::unique_stream::create({.priority = priority, .non_blocking = non_blocking});
+      const streamlike::unique_stream u =
+          streamlike::unique_stream::create({.priority = priority, .non_blocking = non_blocking});
       check_view_agrees(u.view(), "unique_stream::create, " + what);
       CHECK(u.view().priority() == priority);
     }

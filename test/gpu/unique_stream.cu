@@ -23,10 +23,10 @@ TEST_CASE("the interposer sees libstreamlike's own calls (or every count in this
   const call_counters::counts before = call_counters::now();
   { const unique_stream u = unique_stream::create(); }
   const call_counters::counts d = call_counters::since(before, call_counters::now());
-  REQUIRE_MESSAGE(d.stream_creates == 1, "unique_stream::create: the interposer saw " << d.stream_creates
-                                                                                       << " creations, expected 1");
-  REQUIRE_MESSAGE(d.stream_destroys == 1, "~unique_stream: the interposer saw " << d.stream_destroys
-                                                                                 << " destroys, expected 1");
+  REQUIRE_MESSAGE(d.stream_creates == 1,
+                  "unique_stream::create: the interposer saw " << d.stream_creates << " creations, expected 1");
+  REQUIRE_MESSAGE(d.stream_destroys == 1,
+                  "~unique_stream: the interposer saw " << d.stream_destroys << " destroys, expected 1");
 }
 
 TEST_CASE("lifecycle: unique_stream::create and two moves, 100,000 times") {

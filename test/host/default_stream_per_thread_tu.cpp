@@ -18,7 +18,9 @@ streamlike::stream_view per_thread_tu_resolve_default(streamlike::stream_view vi
   return streamlike::resolve_default(view);
 }
 bool per_thread_tu_is_legacy_default(streamlike::stream_view view) { return streamlike::is_legacy_default(view); }
-bool per_thread_tu_is_per_thread_default(streamlike::stream_view view) { return streamlike::is_per_thread_default(view); }
+bool per_thread_tu_is_per_thread_default(streamlike::stream_view view) {
+  return streamlike::is_per_thread_default(view);
+}
 streamlike::stream_view per_thread_tu_from_address(std::uint64_t address) { return streamlike::from_address(address); }
 streamlike::stream_view per_thread_tu_from_cuda_stream_protocol(std::int64_t address) {
   return streamlike::from_cuda_stream_protocol(0, address);

@@ -25,7 +25,9 @@ using host_test::check_no_device_error;
 namespace {
 
 template <class S>
-concept recordable = requires(S&& s) { streamlike::record(std::forward<S>(s)); };
+concept recordable = requires(S&& s) {
+  streamlike::record(std::forward<S>(s));
+};
 
 } // namespace
 

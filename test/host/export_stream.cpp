@@ -105,7 +105,9 @@ private:
 
 // Route 1, a hidden friend: exports the legacy default stream.
 struct tagged {
-  friend shared_stream tag_invoke(streamlike::export_stream_t, const tagged&) { return shared_stream::legacy_default(); }
+  friend shared_stream tag_invoke(streamlike::export_stream_t, const tagged&) {
+    return shared_stream::legacy_default();
+  }
 };
 
 // Route 2: exports the per-thread default stream.
@@ -254,7 +256,7 @@ TEST_CASE("route 3: std::shared_ptr<S> is held while the shared_stream lives") {
     const shared_stream s = streamlike::export_stream(pointer);
     CHECK(pointer.use_count() == 2); // one more: the shared_stream's
     CHECK(s.view() == stream_view::per_thread_default());
-    const shared_stream copy = s; // NOLINT(performance-unnecessary-copy-initialization)
+    const shared_stream copy = s;    // NOLINT(performance-unnecessary-copy-initialization)
     CHECK(pointer.use_count() == 2); // copies share it
   }
   CHECK(pointer.use_count() == 1); // released with the last copy
@@ -287,7 +289,7 @@ TEST_CASE("route 3: an rvalue stream_owner is moved in and destroyed exactly onc
   fake::counting_owner owner(destroyed);
   shared_stream s = streamlike::export_stream(std::move(owner));
   CHECK_FALSE(owner.owns()); // NOLINT(bugprone-use-after-move): moved in, not copied
-  CHECK(destroyed == 0);      // moving is not destroying
+  CHECK(destroyed == 0);     // moving is not destroying
   CHECK(s.view() == stream_view::per_thread_default());
   CHECK(s.use_count() == 1);
 
@@ -374,5 +376,6 @@ TEST_CASE("the allocation-failure hook used above works (so the should_fail test
   int destroyed = 0;
   CHECK_NOTHROW((void)streamlike::export_stream(fake::counting_owner(destroyed)));
   CHECK(destroyed == 1);
-  CHECK(throws_bad_alloc_on_first_allocation([&] { (void)streamlike::export_stream(fake::counting_owner(destroyed)); }));
+  CHECK(
+      throws_bad_alloc_on_first_allocation([&] { (void)streamlike::export_stream(fake::counting_owner(destroyed)); }));
 }

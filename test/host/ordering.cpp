@@ -61,7 +61,8 @@ TEST_CASE("stream_view::wait accepts a stream handle or an event") {
 
 TEST_CASE("waiting on the same stream is a no-op that makes no CUDA call") {
   // Default-stream handles: harmless even if a CUDA call were made.
-  for (const stream_view s : {stream_view::legacy_default(), stream_view::per_thread_default(), stream_view{cudaStream_t{}}}) {
+  for (const stream_view s :
+       {stream_view::legacy_default(), stream_view::per_thread_default(), stream_view{cudaStream_t{}}}) {
     CHECK_NOTHROW(s.wait(s));
     CHECK_NOTHROW(streamlike::wait(s, s));
   }
@@ -94,7 +95,8 @@ TEST_CASE("waiting on another stream reaches CUDA: without a device it throws na
   const stream_view legacy = stream_view::legacy_default();
   const stream_view per_thread = stream_view::per_thread_default();
   check_no_device_error(thrown<streamlike::error>([&] { legacy.wait(per_thread); }), "cudaStreamGetDevice");
-  check_no_device_error(thrown<streamlike::error>([&] { streamlike::wait(per_thread, legacy); }), "cudaStreamGetDevice");
+  check_no_device_error(thrown<streamlike::error>([&] { streamlike::wait(per_thread, legacy); }),
+                        "cudaStreamGetDevice");
   const shared_stream shared_legacy = shared_stream::legacy_default();
   check_no_device_error(thrown<streamlike::error>([&] { streamlike::wait(shared_legacy, per_thread); }),
                         "cudaStreamGetDevice");

@@ -181,7 +181,8 @@ TEST_CASE("copy and move assignment, including self-assignment") {
   std::atomic<int> first_destroyed{0};
   std::atomic<int> second_destroyed{0};
   shared_stream first = holding(destruction_counter(first_destroyed));
-  shared_stream second = shared_stream::keep_alive(stream_view::legacy_default(), destruction_counter(second_destroyed));
+  shared_stream second =
+      shared_stream::keep_alive(stream_view::legacy_default(), destruction_counter(second_destroyed));
 
   SUBCASE("copy assignment releases the target's old stream and shares the source's") {
     second = first;
@@ -494,7 +495,9 @@ TEST_CASE("adopt() of a handle it cannot query throws streamlike::error (without
 namespace {
 // Whether `owner.wait(argument)` compiles (a dependent expression, so a refusal is an answer).
 template <class Owner, class Argument>
-concept can_wait = requires(const Owner& owner, Argument&& argument) { owner.wait(std::forward<Argument>(argument)); };
+concept can_wait = requires(const Owner& owner, Argument&& argument) {
+  owner.wait(std::forward<Argument>(argument));
+};
 } // namespace
 
 TEST_CASE("shared_stream's operations: signatures, noexcept and what wait accepts") {
@@ -516,7 +519,7 @@ TEST_CASE("shared_stream's operations: signatures, noexcept and what wait accept
     s.wait(r);
     s.wait(s);
   });
-  static_assert(requires(streamlike::unique_stream& u) { s.wait(u); });
+  static_assert(requires(streamlike::unique_stream & u) { s.wait(u); });
   static_assert(!can_wait<shared_stream, shared_stream>); // a temporary owner's view would dangle
   // Neither 0, an integer, nor nullptr is an event or a stream (as stream_view::wait).
   static_assert(!can_wait<shared_stream, int>);
@@ -556,17 +559,20 @@ TEST_CASE("shared_stream's operations without a device name the shared_stream's 
     return;
   }
   const shared_stream s = shared_stream::per_thread_default();
-  check_no_device_error(thrown<streamlike::error>([&] { (void)s.is_done(); }), "shared_stream::is_done: cudaStreamQuery");
+  check_no_device_error(thrown<streamlike::error>([&] { (void)s.is_done(); }),
+                        "shared_stream::is_done: cudaStreamQuery");
   check_no_device_error(thrown<streamlike::error>([&] { s.sync(); }), "shared_stream::sync: cudaStreamSynchronize");
   check_no_device_error(thrown<streamlike::error>([&] { s.wait(stream_view::legacy_default()); }),
                         "shared_stream::wait: cudaStreamGetDevice");
   // A default stream caches no device: record asks the stream for it.
-  check_no_device_error(thrown<streamlike::error>([&] { (void)s.record(); }), "shared_stream::record: cudaStreamGetDevice");
+  check_no_device_error(thrown<streamlike::error>([&] { (void)s.record(); }),
+                        "shared_stream::record: cudaStreamGetDevice");
 }
 
 // --- Conversions to the view types -----------------------------------------------------------------
 
-TEST_CASE("shared_stream converts to stream_view and cuda::stream_ref on lvalues only, to cudaStream_t only explicitly") {
+TEST_CASE(
+    "shared_stream converts to stream_view and cuda::stream_ref on lvalues only, to cudaStream_t only explicitly") {
   static_assert(std::is_convertible_v<shared_stream&, cuda::stream_ref>);
   static_assert(std::is_convertible_v<const shared_stream&, cuda::stream_ref>);
   static_assert(std::is_convertible_v<shared_stream&, stream_view>);

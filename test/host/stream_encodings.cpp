@@ -163,7 +163,9 @@ TEST_CASE("from_address: negative values are refused, naming from_address and th
 }
 
 template <class T>
-concept from_address_accepts = requires(T t) { streamlike::from_address(t); };
+concept from_address_accepts = requires(T t) {
+  streamlike::from_address(t);
+};
 
 TEST_CASE("from_address takes integers only, and not bool") {
   static_assert(from_address_accepts<int>);

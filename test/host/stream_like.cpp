@@ -76,7 +76,9 @@ stream_view accept(Stream&& stream) noexcept(nothrow_stream_like<Stream>) {
 }
 
 template <class T>
-concept accepted = requires(T&& t) { accept(std::forward<T>(t)); };
+concept accepted = requires(T&& t) {
+  accept(std::forward<T>(t));
+};
 
 TEST_CASE("stream_like holds for handle types") {
   static_assert(stream_like<cudaStream_t>);

@@ -40,8 +40,9 @@ TEST_CASE("stream_pool: 16 streams by default, not copyable, not made implicitly
 TEST_CASE("stream_pool of size 0 is refused with std::invalid_argument naming the size, before any CUDA call") {
   // Without a driver any CUDA call would throw streamlike::error instead: std::invalid_argument
   // shows the size is checked first.
-  for (const auto& e : {thrown<std::invalid_argument>([] { stream_pool pool(0); }),
-                        thrown<std::invalid_argument>([] { stream_pool pool(0, streamlike::stream_options{.priority = -1}); })}) {
+  for (const auto& e : {thrown<std::invalid_argument>([] { stream_pool pool(0); }), thrown<std::invalid_argument>([] {
+                          stream_pool pool(0, streamlike::stream_options{.priority = -1});
+                        })}) {
     REQUIRE(e.has_value());
     const std::string what = e->what();
     CHECK_MESSAGE(contains(what, "stream_pool"), what);

@@ -58,7 +58,7 @@ TEST_CASE("stream_view converts implicitly from and to cuda::stream_ref") {
 
   const cudaStream_t handle = fake_handle(0x2000);
   const cuda::stream_ref ref{handle};
-  const stream_view view = ref;          // implicit in
+  const stream_view view = ref;           // implicit in
   const cuda::stream_ref ref_back = view; // implicit out
   CHECK(view.get() == handle);
   CHECK(ref_back.get() == handle);

@@ -71,9 +71,9 @@ TEST_CASE("unique_stream concepts: the canonical stream_owner, stream_like only 
 TEST_CASE("an empty unique_stream owns nothing and its view throws saying so") {
   unique_stream u;
   CHECK_FALSE(u);
-  for (const auto& e : {thrown<streamlike::error>([&] { (void)u.view(); }),
-                        thrown<streamlike::error>([&] { (void)u.get(); }),
-                        thrown<streamlike::error>([&] { (void)streamlike::get_stream(u); })}) {
+  for (const auto& e :
+       {thrown<streamlike::error>([&] { (void)u.view(); }), thrown<streamlike::error>([&] { (void)u.get(); }),
+        thrown<streamlike::error>([&] { (void)streamlike::get_stream(u); })}) {
     REQUIRE(e.has_value());
     const std::string what = e->what();
     CHECK_MESSAGE(contains(what, "unique_stream"), what);
@@ -155,7 +155,9 @@ TEST_CASE("create() without a device throws streamlike::error naming the operati
 namespace {
 // Whether `owner.wait(argument)` compiles (a dependent expression, so a refusal is an answer).
 template <class Owner, class Argument>
-concept can_wait = requires(const Owner& owner, Argument&& argument) { owner.wait(std::forward<Argument>(argument)); };
+concept can_wait = requires(const Owner& owner, Argument&& argument) {
+  owner.wait(std::forward<Argument>(argument));
+};
 } // namespace
 
 TEST_CASE("unique_stream's operations: signatures, noexcept and what wait accepts") {
@@ -174,7 +176,7 @@ TEST_CASE("unique_stream's operations: signatures, noexcept and what wait accept
     u.wait(r);
     u.wait(u);
   });
-  static_assert(requires(streamlike::shared_stream& s) { u.wait(s); });
+  static_assert(requires(streamlike::shared_stream & s) { u.wait(s); });
   static_assert(!can_wait<unique_stream, unique_stream>); // a temporary owner's view would dangle
   static_assert(!can_wait<unique_stream, int>);
   static_assert(!can_wait<unique_stream, unsigned>);
@@ -212,17 +214,20 @@ TEST_CASE("unique_stream's operations without a device name the unique_stream's 
     return;
   }
   unique_stream u = unique_stream::adopt(fake_handle(0x1234));
-  check_no_device_error(thrown<streamlike::error>([&] { (void)u.is_done(); }), "unique_stream::is_done: cudaStreamQuery");
+  check_no_device_error(thrown<streamlike::error>([&] { (void)u.is_done(); }),
+                        "unique_stream::is_done: cudaStreamQuery");
   check_no_device_error(thrown<streamlike::error>([&] { u.sync(); }), "unique_stream::sync: cudaStreamSynchronize");
   check_no_device_error(thrown<streamlike::error>([&] { u.wait(stream_view::legacy_default()); }),
                         "unique_stream::wait: cudaStreamGetDevice");
-  check_no_device_error(thrown<streamlike::error>([&] { (void)u.record(); }), "unique_stream::record: cudaStreamGetDevice");
+  check_no_device_error(thrown<streamlike::error>([&] { (void)u.record(); }),
+                        "unique_stream::record: cudaStreamGetDevice");
   CHECK(u.release() == fake_handle(0x1234)); // the fake handle must never reach the destructor
 }
 
 // --- Conversions to the view types -----------------------------------------------------------------
 
-TEST_CASE("unique_stream converts to stream_view and cuda::stream_ref on lvalues only, to cudaStream_t only explicitly") {
+TEST_CASE(
+    "unique_stream converts to stream_view and cuda::stream_ref on lvalues only, to cudaStream_t only explicitly") {
   static_assert(std::is_convertible_v<unique_stream&, cuda::stream_ref>);
   static_assert(std::is_convertible_v<const unique_stream&, stream_view>);
   static_assert(std::is_convertible_v<const unique_stream&, cuda::stream_ref>);

@@ -113,8 +113,8 @@ inline bool is_done(stream_view s) { return s.is_done(); }
 inline void wait(stream_view consumer, stream_view producer) { consumer.wait(producer); }
 // A C++ operation enqueued on a stream given from Python: fills `bytes` bytes at `device_pointer`.
 inline void memset_async(std::uintptr_t device_pointer, int value, std::size_t bytes, stream_view s) {
-  streamlike::detail::throw_if_error(
-      cudaMemsetAsync(reinterpret_cast<void*>(device_pointer), value, bytes, s.get()), "memset_async: cudaMemsetAsync");
+  streamlike::detail::throw_if_error(cudaMemsetAsync(reinterpret_cast<void*>(device_pointer), value, bytes, s.get()),
+                                     "memset_async: cudaMemsetAsync");
 }
 inline int stream_device(const shared_stream& s) { return s.device(); }
 

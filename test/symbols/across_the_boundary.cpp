@@ -42,7 +42,8 @@ void expect_streamlike_error(const char* check, outcome expected, cudaError_t co
     std::printf("caught streamlike::error: %s\n", e.what());
   } catch (const std::exception& e) {
     fail(check, std::string("caught as std::exception but not as streamlike::error (its typeinfo differs across "
-                            "the library boundary; is it exported?): ") + e.what());
+                            "the library boundary; is it exported?): ") +
+                    e.what());
   } catch (...) {
     fail(check, "threw something that is not a std::exception");
   }

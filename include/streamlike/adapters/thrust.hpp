@@ -55,11 +55,14 @@ concept stream_bound_policy =
 } // namespace adapters::thrust
 
 /// get_stream of a stream-bound Thrust policy: the stream Thrust would run it on.
+// clang-format 14 would join this requires-clause with the declaration after it.
+// clang-format off
 template <class Policy>
   requires adapters::thrust::stream_bound_policy<Policy>
 stream_view tag_invoke(get_stream_t, const Policy& policy) noexcept {
   return stream_view{streamlike_thrust_adl::stream_of(policy)};
 }
+// clang-format on
 
 } // namespace streamlike
 

@@ -71,12 +71,10 @@ inline stream_view tag_invoke(get_stream_t, const c10::cuda::CUDAStream& s) {
 inline shared_stream tag_invoke(export_stream_t, const c10::cuda::CUDAStream& s) {
   namespace torch = adapters::torch;
   switch (torch::kind_of(s)) {
-  case torch::stream_kind::default_stream:
-    return shared_stream::legacy_default();
-  case torch::stream_kind::pool:
-    return shared_stream::keep_alive(stream_view{s.stream()}, torch::detail::immortal_pool_stream{});
-  case torch::stream_kind::external:
-    break;
+    case torch::stream_kind::default_stream: return shared_stream::legacy_default();
+    case torch::stream_kind::pool:
+      return shared_stream::keep_alive(stream_view{s.stream()}, torch::detail::immortal_pool_stream{});
+    case torch::stream_kind::external: break;
   }
   throw std::invalid_argument(
       "streamlike::export_stream(c10::cuda::CUDAStream): stream " +

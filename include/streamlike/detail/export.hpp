@@ -18,11 +18,11 @@
 #define STREAMLIKE_DETAIL_EXPORT_HPP
 
 #if defined(STREAMLIKE_STATIC)
-#define STREAMLIKE_API
+#  define STREAMLIKE_API
 #elif defined(__GNUC__) || defined(__clang__) // also nvcc with a GCC or Clang host compiler
-#define STREAMLIKE_API __attribute__((visibility("default")))
+#  define STREAMLIKE_API __attribute__((visibility("default")))
 #else
-#define STREAMLIKE_API
+#  define STREAMLIKE_API
 #endif
 
 #endif // STREAMLIKE_DETAIL_EXPORT_HPP

@@ -8,7 +8,7 @@
 
 void use() {
   rmm::cuda_stream named;
-  (void)streamlike::get_stream(named);                  // viewing a named owner is fine
+  (void)streamlike::get_stream(named);                 // viewing a named owner is fine
   (void)streamlike::export_stream(rmm::cuda_stream{}); // moving a temporary owner in is fine
 #ifndef STREAMLIKE_COMPILE_FAIL_CONTROL
   (void)streamlike::get_stream(rmm::cuda_stream{});

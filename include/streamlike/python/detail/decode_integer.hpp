@@ -50,21 +50,19 @@ template <class Stream, auto decode>
   if (read.what == integer_problem::not_an_int && !convert) return outcome::declined;
   return translate_exceptions(outcome::failed, [&] {
     switch (read.what) {
-    case integer_problem::not_an_int:
-      PyErr_SetString(PyExc_TypeError, (std::string("streamlike: expected a ") + convention +
-                                        " stream integer (an int or None), got an object of type '" + type_name(obj) +
-                                        "'")
-                                           .c_str());
-      return outcome::failed;
-    case integer_problem::beyond_64_bits:
-      PyErr_SetString(PyExc_ValueError,
-                      (std::string("streamlike: ") + convention +
-                       ": invalid stream value (out of the 64-bit range); expected a stream handle")
-                          .c_str());
-      return outcome::failed;
-    case integer_problem::none:
-    case integer_problem::python_error:
-      break;
+      case integer_problem::not_an_int:
+        PyErr_SetString(PyExc_TypeError,
+                        (std::string("streamlike: expected a ") + convention +
+                         " stream integer (an int or None), got an object of type '" + type_name(obj) + "'")
+                            .c_str());
+        return outcome::failed;
+      case integer_problem::beyond_64_bits:
+        PyErr_SetString(PyExc_ValueError, (std::string("streamlike: ") + convention +
+                                           ": invalid stream value (out of the 64-bit range); expected a stream handle")
+                                              .c_str());
+        return outcome::failed;
+      case integer_problem::none:
+      case integer_problem::python_error: break;
     }
     out.view = decode(read.value);
     return outcome::ok;

@@ -65,44 +65,42 @@ inline void set_problem_error(PyObject* obj, const decode_status& status) {
   std::string message;
   std::string shown; // repr(culprit)
   switch (status.what) {
-  case problem::none:
-  case problem::python_error:
-    return;
-  case problem::no_protocol:
-    type = PyExc_TypeError;
-    message = std::string("streamlike: expected a CUDA stream: an object with a __cuda_stream__() method returning "
-                          "(0, address) (the CUDA Stream Protocol, as torch, CuPy, cuda.core and numba-cuda streams "
-                          "implement it); got an object of type '") +
-              type_name(obj) + "', which has no __cuda_stream__";
-    if (PyLong_Check(obj)) {
-      message += ". A Python int is not a stream: which stream 0, 1 or 2 names depends on the convention it was "
-                 "written in (DLPack, __cuda_array_interface__, the CUDA runtime); pass the stream object itself";
-    }
-    break;
-  case problem::not_a_sequence:
-    type = PyExc_TypeError;
-    message = sequence_expected + "an object of type '" + type_name(culprit) + "'";
-    break;
-  case problem::wrong_length:
-    message = sequence_expected + std::to_string(status.length) + " element(s)";
-    break;
-  case problem::version_not_an_int:
-  case problem::address_not_an_int:
-    type = PyExc_TypeError;
-    message = method + "() returned a " + (status.what == problem::version_not_an_int ? "version" : "stream address") +
-              " of type '" + type_name(culprit) + "'; expected an int, as in (0, address)";
-    break;
-  case problem::unsupported_version:
-  case problem::negative_address:
-    if (!repr_text(culprit, shown)) return;
-    message = status.what == problem::unsupported_version
-                  ? method + " returned protocol version " + shown + "; only version 0 is defined, as in (0, address)"
-                  : method + " returned the negative stream address " + shown +
-                        "; expected a cudaStream_t address >= 0 (0: the legacy default stream)";
-    break;
-  case problem::address_beyond_63_bits:
-    message = method + " returned a stream address beyond 2**63 - 1; expected a cudaStream_t address";
-    break;
+    case problem::none:
+    case problem::python_error: return;
+    case problem::no_protocol:
+      type = PyExc_TypeError;
+      message = std::string("streamlike: expected a CUDA stream: an object with a __cuda_stream__() method returning "
+                            "(0, address) (the CUDA Stream Protocol, as torch, CuPy, cuda.core and numba-cuda streams "
+                            "implement it); got an object of type '") +
+                type_name(obj) + "', which has no __cuda_stream__";
+      if (PyLong_Check(obj)) {
+        message += ". A Python int is not a stream: which stream 0, 1 or 2 names depends on the convention it was "
+                   "written in (DLPack, __cuda_array_interface__, the CUDA runtime); pass the stream object itself";
+      }
+      break;
+    case problem::not_a_sequence:
+      type = PyExc_TypeError;
+      message = sequence_expected + "an object of type '" + type_name(culprit) + "'";
+      break;
+    case problem::wrong_length: message = sequence_expected + std::to_string(status.length) + " element(s)"; break;
+    case problem::version_not_an_int:
+    case problem::address_not_an_int:
+      type = PyExc_TypeError;
+      message = method + "() returned a " +
+                (status.what == problem::version_not_an_int ? "version" : "stream address") + " of type '" +
+                type_name(culprit) + "'; expected an int, as in (0, address)";
+      break;
+    case problem::unsupported_version:
+    case problem::negative_address:
+      if (!repr_text(culprit, shown)) return;
+      message = status.what == problem::unsupported_version
+                    ? method + " returned protocol version " + shown + "; only version 0 is defined, as in (0, address)"
+                    : method + " returned the negative stream address " + shown +
+                          "; expected a cudaStream_t address >= 0 (0: the legacy default stream)";
+      break;
+    case problem::address_beyond_63_bits:
+      message = method + " returned a stream address beyond 2**63 - 1; expected a cudaStream_t address";
+      break;
   }
   PyErr_SetString(type, message.c_str());
 }
@@ -113,15 +111,12 @@ inline void set_problem_error(PyObject* obj, const decode_status& status) {
 /// failed, with the Python exception set (the one already raised, or the problem's message).
 [[nodiscard]] inline outcome report(PyObject* obj, bool convert, const decode_status& status) noexcept {
   switch (status.what) {
-  case problem::none:
-    return outcome::ok;
-  case problem::python_error:
-    return outcome::failed;
-  case problem::no_protocol:
-    if (!convert) return outcome::declined;
-    break;
-  default:
-    break;
+    case problem::none: return outcome::ok;
+    case problem::python_error: return outcome::failed;
+    case problem::no_protocol:
+      if (!convert) return outcome::declined;
+      break;
+    default: break;
   }
   return translate_exceptions(outcome::failed, [&] {
     set_problem_error(obj, status);

@@ -112,8 +112,7 @@ inline PyObject* stream_object_new(PyTypeObject*, PyObject*, PyObject*) {
 /// A new streamlike.Stream type (a new reference), or nullptr with a Python exception set.
 [[nodiscard]] inline PyTypeObject* make_stream_type() noexcept {
   static PyMethodDef methods[] = {
-      {"__cuda_stream__", &stream_object_cuda_stream,
-       METH_NOARGS,
+      {"__cuda_stream__", &stream_object_cuda_stream, METH_NOARGS,
        "__cuda_stream__() -> tuple[int, int]\n\nThe CUDA Stream Protocol: (0, the cudaStream_t address)."},
       {nullptr, nullptr, 0, nullptr}};
   static PyGetSetDef getset[] = {
@@ -127,25 +126,30 @@ inline PyObject* stream_object_new(PyTypeObject*, PyObject*, PyObject*) {
        "How many C++ shared_streams share the stream (0 for a view).", nullptr},
       {nullptr, nullptr, nullptr, nullptr, nullptr}};
   static PyType_Slot slots[] = {
-      {Py_tp_dealloc, reinterpret_cast<void*>(&stream_object_dealloc)},
-      {Py_tp_repr, reinterpret_cast<void*>(&stream_object_repr)},
-      {Py_tp_hash, reinterpret_cast<void*>(&stream_object_hash)},
-      {Py_tp_richcompare, reinterpret_cast<void*>(&stream_object_richcompare)},
-      {Py_tp_methods, methods},
-      {Py_tp_getset, getset},
-      {Py_tp_doc, const_cast<char*>("A CUDA stream from C++ (streamlike). Implements the CUDA Stream Protocol "
-                                    "(__cuda_stream__); `owning` tells whether it keeps the stream alive.")},
+    {Py_tp_dealloc, reinterpret_cast<void*>(&stream_object_dealloc)},
+    {Py_tp_repr, reinterpret_cast<void*>(&stream_object_repr)},
+    {Py_tp_hash, reinterpret_cast<void*>(&stream_object_hash)},
+    {Py_tp_richcompare, reinterpret_cast<void*>(&stream_object_richcompare)},
+    {Py_tp_methods, methods},
+    {Py_tp_getset, getset},
+    {Py_tp_doc, const_cast<char*>("A CUDA stream from C++ (streamlike). Implements the CUDA Stream Protocol "
+                                  "(__cuda_stream__); `owning` tells whether it keeps the stream alive.")},
 #if PY_VERSION_HEX < 0x030A0000
-      {Py_tp_new, reinterpret_cast<void*>(&stream_object_new)},
+    {Py_tp_new, reinterpret_cast<void*>(&stream_object_new)},
 #endif
-      {0, nullptr}};
-  static PyType_Spec spec = {"streamlike.Stream", static_cast<int>(sizeof(stream_object)), 0,
+    {0, nullptr}
+  };
+  static PyType_Spec spec = {
+    "streamlike.Stream",
+    static_cast<int>(sizeof(stream_object)),
+    0,
 #if PY_VERSION_HEX >= 0x030A0000
-                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
 #else
-                             Py_TPFLAGS_DEFAULT,
+    Py_TPFLAGS_DEFAULT,
 #endif
-                             slots};
+    slots
+  };
   return reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));
 }
 
