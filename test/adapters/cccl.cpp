@@ -130,6 +130,35 @@ TEST_CASE("streamlike's types work in cuda::get_stream (3.1+)") {
   static_assert(!streamlike::stream_like<streamlike::unique_stream>);
 }
 
+// Why the owners have no query(cuda::get_stream_t) (README, "Owning streams"): with CCCL 3.6, a
+// type with both a get_stream() member and that query is an ambiguous call in cuda::get_stream.
+// If this starts to hold, CCCL has lifted the ambiguity and the owners can gain the query.
+struct get_stream_and_query {
+  cuda::stream_ref get_stream() const noexcept { return cuda::stream_ref{fake_handle(0x7200)}; }
+  cuda::stream_ref query(const cuda::get_stream_t&) const noexcept { return get_stream(); }
+};
+template <class T>
+concept answers_get_stream_query = requires(const T& t) {
+  t.query(cuda::get_stream);
+};
+static_assert(answers_get_stream_query<get_stream_and_query>);
+static_assert(!answers_get_stream_query<streamlike::unique_stream>);
+static_assert(!answers_get_stream_query<streamlike::shared_stream>);
+#  if CCCL_MAJOR_VERSION == 3 && CCCL_MINOR_VERSION == 6
+static_assert(!std::is_invocable_v<const cuda::get_stream_t&, const get_stream_and_query&>,
+              "CCCL's cuda::get_stream now accepts get_stream() beside query(get_stream_t): revisit "
+              "the owners' missing query member");
+#  endif
+
+TEST_CASE("an owner joins a CCCL environment through its cuda::stream_ref (3.1+)") {
+  auto owner = streamlike::unique_stream::adopt(fake_handle(0x7300)); // adopt makes no CUDA call
+  struct another_query {};
+  const cuda::std::execution::env env{cuda::stream_ref{owner}, cuda::std::execution::prop{another_query{}, 1}};
+  CHECK(cuda::get_stream(env).get() == fake_handle(0x7300));
+  CHECK(streamlike::get_stream(env) == fake_handle(0x7300));
+  static_cast<void>(owner.release()); // not a real stream: nothing to destroy
+}
+
 TEST_CASE("cuda::stream is a stream_owner: views of lvalues, export of rvalues (3.1+)") {
   static_assert(streamlike::stream_owner<cuda::stream>);
   static_assert(streamlike::nothrow_stream_like<cuda::stream&>);

@@ -511,8 +511,8 @@ def test_stream_integers_refused(bridge, function, value, error, text):
 
 
 def test_cuda_error_becomes_runtime_error_and_leaks_nothing(bridge):
-    # A shared_stream of a non-default handle asks CUDA about the stream (when it is made, or on
-    # the first query), which fails without a GPU: streamlike::error must arrive as RuntimeError
+    # A shared_stream made by keep_alive asks CUDA about the stream on its first query (here
+    # stream_device), which fails without a GPU: streamlike::error must arrive as RuntimeError
     # naming the CUDA call, and the reference taken to the exporter must not outlive the failure.
     # On a machine with a GPU a garbage handle could crash the driver, so this runs only without.
     if bridge.cuda_device_count() > 0:
