@@ -3,8 +3,13 @@
 
 #include <cuda_runtime.h>
 
+#include <unistd.h> // environ
+
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
 #include <thread>
 
 namespace gpu_test {
@@ -22,19 +27,22 @@ __device__ unsigned long long global_time_ns() {
   return t;
 }
 
-// Spins until the host sets *open, or gives up after timeout_ns and says so in *timed_out.
-__global__ void gate_kernel(const volatile int* open, volatile int* timed_out, unsigned long long timeout_ns) {
+// Spins until the host sets state[0] (open), or gives up after timeout_ns and says so in state[1];
+// state[2] says it started, state[3] that it returned.
+__global__ void gate_kernel(volatile int* state, unsigned long long timeout_ns) {
   const unsigned long long start = global_time_ns();
-  while (*open == 0) {
+  state[2] = 1;
+  __threadfence_system();
+  while (state[0] == 0) {
     if (global_time_ns() - start > timeout_ns) {
-      *timed_out = 1;
-      return;
+      state[1] = 1;
+      break;
     }
     __nanosleep(1000);
   }
+  __threadfence_system();
+  state[3] = 1;
 }
-
-constexpr unsigned long long gate_timeout_ns = 10'000'000'000ull; // well inside the test's 120 s
 
 } // namespace
 
@@ -74,6 +82,113 @@ void mapped_ints::write(std::size_t i, int value) noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
+cudaError_t load_kernels(int device) {
+  if (const cudaError_t code = cudaSetDevice(device); code != cudaSuccess) return code;
+  mapped_ints state{4};
+  state.write(0, 1); // the gate kernel returns at once
+  int* out = nullptr;
+  if (const cudaError_t code = cudaMalloc(&out, sizeof(int)); code != cudaSuccess) return code;
+  write_kernel<<<1, 1>>>(out, 0);
+  fill_kernel<<<1, 1>>>(out, 1, 0);
+  gate_kernel<<<1, 1>>>(state.device(), 0);
+  cudaError_t code = cudaGetLastError();
+  if (const cudaError_t synced = cudaDeviceSynchronize(); code == cudaSuccess) code = synced;
+  if (const cudaError_t freed = cudaFree(out); code == cudaSuccess) code = freed;
+  return code;
+}
+
+namespace {
+
+// The first environment variable compute-sanitizer sets in the processes it runs (seen with
+// CUDA 13: NV_SANITIZER_INJECTION_PORT_BASE and others of that prefix), or "".
+std::string sanitizer_variable() {
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    if (std::strncmp(*entry, "NV_SANITIZER_", 13) == 0) {
+      const char* end = std::strchr(*entry, '=');
+      return end != nullptr ? std::string(*entry, static_cast<std::size_t>(end - *entry)) : std::string(*entry);
+    }
+  }
+  return {};
+}
+
+bool wait_until(const std::chrono::milliseconds limit, auto done) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
+// Three experiments on device 0, each with a gate (whose kernel must start within 2 s) held on one
+// stream: a launch on it, a cudaMemcpyAsync on it, and a kernel on another stream. A queued call
+// that returns only once the gate's kernel has ended waited for it.
+concurrency measure() {
+  using namespace std::chrono_literals;
+  concurrency c;
+  std::string seen;
+  const auto note = [&](const char* what) { seen += seen.empty() ? what : std::string("; ") + what; };
+  if (cudaSetDevice(0) != cudaSuccess) return c; // the tests' own calls will report it
+  owned_stream held, other;
+  mapped_ints flags{2};
+  int* source = nullptr;
+  if (cudaMalloc(&source, sizeof(int)) != cudaSuccess) return c;
+  (void)cudaMemset(source, 0, sizeof(int));
+  (void)cudaDeviceSynchronize();
+  const auto experiment = [&](auto queue) -> bool { // true: the call queued without waiting
+    gate g;
+    if (g.close_unchecked(held.get(), 1s) != cudaSuccess) return true;
+    if (!wait_until(2000ms, [&] { return g.started(); })) {
+      note("a kernel did not start within 2 s");
+      return false;
+    }
+    return queue(g);
+  };
+  c.launches_queue = experiment([&](gate& g) {
+    (void)launch_write(held.get(), flags.device(), 1);
+    return !g.ended();
+  });
+  if (!c.launches_queue && seen.empty())
+    note("a kernel launch on a stream held by a running kernel returned only once that kernel had ended");
+  c.copies_queue = experiment([&](gate& g) {
+    (void)cudaMemcpyAsync(flags.device() + 1, source, sizeof(int), cudaMemcpyDefault, held.get());
+    return !g.ended();
+  });
+  if (!c.copies_queue)
+    note("a cudaMemcpyAsync on a stream held by a running kernel returned only once that kernel had ended");
+  flags.write(0, 0);
+  c.kernels_overlap = experiment([&](gate& g) {
+    (void)launch_write(other.get(), flags.device(), 2);
+    return wait_until(1000ms, [&] { return flags.read(0) == 2; }) && !g.ended();
+  });
+  if (!c.kernels_overlap) note("a kernel on one stream did not run within 1 s while another stream was held");
+  (void)cudaDeviceSynchronize();
+  (void)cudaFree(source);
+  (void)cudaGetLastError();
+  if (!seen.empty()) {
+    const std::string sanitizer = sanitizer_variable();
+    c.why = "in this process " + seen +
+            (sanitizer.empty() ? std::string(" (no compute-sanitizer variable in the environment)")
+                               : " (compute-sanitizer runs this process: " + sanitizer + " is set)");
+  }
+  return c;
+}
+
+} // namespace
+
+const concurrency& measure_concurrency() {
+  static const concurrency measured = measure();
+  return measured;
+}
+
+bool check_possible(bool possible, const char* check) {
+  if (possible) return true;
+  const std::string& why = measure_concurrency().why;
+  MESSAGE("skipped the check that " << check << ": " << why);
+  std::fprintf(stderr, "gpu suite: skipped the check that %s: %s\n", check, why.c_str());
+  return false;
+}
+
 gate::gate() = default;
 
 gate::~gate() {
@@ -83,16 +198,27 @@ gate::~gate() {
   }
 }
 
-cudaError_t gate::close(cudaStream_t stream) {
+cudaError_t gate::close(cudaStream_t stream, std::chrono::nanoseconds timeout) {
+  if (!measure_concurrency().launches_queue) return cudaSuccess; // holds() says so
+  return close_unchecked(stream, timeout);
+}
+
+cudaError_t gate::close_unchecked(cudaStream_t stream, std::chrono::nanoseconds timeout) {
   closed_on_ = stream;
   closed_ = true;
-  gate_kernel<<<1, 1, 0, stream>>>(state_.device(), state_.device() + 1, gate_timeout_ns);
+  gate_kernel<<<1, 1, 0, stream>>>(state_.device(), static_cast<unsigned long long>(timeout.count()));
   return cudaGetLastError();
 }
 
 void gate::open() noexcept { state_.write(0, 1); }
 
 bool gate::timed_out() const noexcept { return state_.read(1) != 0; }
+
+bool gate::started() const noexcept { return state_.read(2) != 0; }
+
+bool gate::ended() const noexcept { return state_.read(3) != 0; }
+
+bool gate::holds(const char* checks) const { return check_possible(closed_, checks); }
 
 void check_runs_on(cudaStream_t owner, streamlike::stream_view view) {
   using namespace std::chrono_literals;
@@ -114,17 +240,27 @@ void check_runs_on(cudaStream_t owner, streamlike::stream_view view) {
   GPU_REQUIRE_CUDA(launch_write(view, flag.device(), 42));
   GPU_REQUIRE_CUDA(launch_fill(view, filled, n, 7));
   // Into pinned memory, so the copy is asynchronous and ordered on the view's stream.
-  GPU_REQUIRE_CUDA(cudaMemcpyAsync(copied.device(), filled, n * sizeof(int), cudaMemcpyDefault, view));
+  const bool copy_held = measure_concurrency().copies_queue;
+  if (copy_held) {
+    GPU_REQUIRE_CUDA(cudaMemcpyAsync(copied.device(), filled, n * sizeof(int), cudaMemcpyDefault, view));
+  }
 
   // Had the view been any other stream, this work would not wait for the gate and would be done
   // long before 50 ms.
   std::this_thread::sleep_for(50ms);
-  CHECK_MESSAGE(flag.read(0) == 0, "a kernel queued through the view ran while the owner stream was held");
-  CHECK_MESSAGE(copied.read(n - 1) == 0, "a copy queued through the view ran while the owner stream was held");
-  CHECK(cudaStreamQuery(view) == cudaErrorNotReady);
-  CHECK(cudaStreamQuery(owner) == cudaErrorNotReady);
+  if (g.holds("work queued through the view waits while the owner stream is held")) {
+    CHECK_MESSAGE(flag.read(0) == 0, "a kernel queued through the view ran while the owner stream was held");
+    if (check_possible(copy_held, "a copy queued through the view waits while the owner stream is held")) {
+      CHECK_MESSAGE(copied.read(n - 1) == 0, "a copy queued through the view ran while the owner stream was held");
+    }
+    CHECK(cudaStreamQuery(view) == cudaErrorNotReady);
+    CHECK(cudaStreamQuery(owner) == cudaErrorNotReady);
+  }
 
   g.open();
+  if (!copy_held) {
+    GPU_REQUIRE_CUDA(cudaMemcpyAsync(copied.device(), filled, n * sizeof(int), cudaMemcpyDefault, view));
+  }
   GPU_REQUIRE_CUDA(cudaStreamSynchronize(view));
   CHECK_FALSE(g.timed_out());
   CHECK(cudaStreamQuery(owner) == cudaSuccess); // the same stream: drained by the view's sync
