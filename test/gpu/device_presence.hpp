@@ -53,10 +53,12 @@ inline int check_devices(const char* program, int needed, int& devices) {
     std::snprintf(why, sizeof why, "cudaGetDeviceCount says cudaErrorNoDevice");
   } else if (code == cudaErrorInsufficientDriver && !cuda_driver_installed()) {
     none = true;
-    std::snprintf(why, sizeof why, "no CUDA driver is installed: libcuda.so.1 cannot be loaded, cudaGetDeviceCount says %s",
+    std::snprintf(why, sizeof why,
+                  "no CUDA driver is installed: libcuda.so.1 cannot be loaded, cudaGetDeviceCount says %s",
                   cudaGetErrorName(code));
   } else if (code != cudaSuccess) {
-    std::fprintf(stderr, "%s: FAIL: cudaGetDeviceCount failed with %s (%s): a CUDA driver is installed but the devices "
+    std::fprintf(stderr,
+                 "%s: FAIL: cudaGetDeviceCount failed with %s (%s): a CUDA driver is installed but the devices "
                  "cannot be reached; only a machine without a device skips\n",
                  program, cudaGetErrorName(code), cudaGetErrorString(code));
     devices = 0;

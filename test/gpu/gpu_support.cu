@@ -82,18 +82,21 @@ void mapped_ints::write(std::size_t i, int value) noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
+// Raw calls only, no doctest assertion: the suite's main runs it before doctest starts.
 cudaError_t load_kernels(int device) {
   if (const cudaError_t code = cudaSetDevice(device); code != cudaSuccess) return code;
-  mapped_ints state{4};
-  state.write(0, 1); // the gate kernel returns at once
-  int* out = nullptr;
-  if (const cudaError_t code = cudaMalloc(&out, sizeof(int)); code != cudaSuccess) return code;
-  write_kernel<<<1, 1>>>(out, 0);
-  fill_kernel<<<1, 1>>>(out, 1, 0);
-  gate_kernel<<<1, 1>>>(state.device(), 0);
-  cudaError_t code = cudaGetLastError();
+  int* memory = nullptr; // [0]: written by the kernels; [1..4]: the gate kernel's state, open
+  if (const cudaError_t code = cudaMalloc(&memory, 5 * sizeof(int)); code != cudaSuccess) return code;
+  cudaError_t code = cudaMemset(memory, 0, 5 * sizeof(int));
+  if (code == cudaSuccess) code = cudaMemset(memory + 1, 0xff, sizeof(int)); // open: the gate kernel returns at once
+  if (code == cudaSuccess) {
+    write_kernel<<<1, 1>>>(memory, 0);
+    fill_kernel<<<1, 1>>>(memory, 1, 0);
+    gate_kernel<<<1, 1>>>(memory + 1, 0);
+    code = cudaGetLastError();
+  }
   if (const cudaError_t synced = cudaDeviceSynchronize(); code == cudaSuccess) code = synced;
-  if (const cudaError_t freed = cudaFree(out); code == cudaSuccess) code = freed;
+  if (const cudaError_t freed = cudaFree(memory); code == cudaSuccess) code = freed;
   return code;
 }
 
@@ -120,51 +123,70 @@ bool wait_until(const std::chrono::milliseconds limit, auto done) {
   return true;
 }
 
-// Three experiments on device 0, each with a gate (whose kernel must start within 2 s) held on one
-// stream: a launch on it, a cudaMemcpyAsync on it, and a kernel on another stream. A queued call
-// that returns only once the gate's kernel has ended waited for it.
+// Three experiments on device 0, each with a gate kernel (which must start within 2 s) holding
+// one stream: a launch on that stream, a cudaMemcpyAsync on it, and a kernel on another stream. A
+// queued call that returns only once the gate kernel has ended waited for it. Raw calls only, no
+// doctest check (the suite's main runs it before doctest starts, and before any test counts the
+// streams it sees created).
 concurrency measure() {
   using namespace std::chrono_literals;
   concurrency c;
   std::string seen;
   const auto note = [&](const char* what) { seen += seen.empty() ? what : std::string("; ") + what; };
-  if (cudaSetDevice(0) != cudaSuccess) return c; // the tests' own calls will report it
-  owned_stream held, other;
-  mapped_ints flags{2};
+  int previous = 0;
+  if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(0) != cudaSuccess) return c; // the tests report it
+  cudaStream_t held{}, other{};
+  int* host = nullptr; // [0..3]: the gate's state, [4], [5]: written by the queued work
+  int* device = nullptr;
   int* source = nullptr;
-  if (cudaMalloc(&source, sizeof(int)) != cudaSuccess) return c;
-  (void)cudaMemset(source, 0, sizeof(int));
-  (void)cudaDeviceSynchronize();
-  const auto experiment = [&](auto queue) -> bool { // true: the call queued without waiting
-    gate g;
-    if (g.close_unchecked(held.get(), 1s) != cudaSuccess) return true;
-    if (!wait_until(2000ms, [&] { return g.started(); })) {
-      note("a kernel did not start within 2 s");
-      return false;
-    }
-    return queue(g);
+  bool ready = cudaStreamCreateWithFlags(&held, cudaStreamNonBlocking) == cudaSuccess &&
+               cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking) == cudaSuccess &&
+               cudaHostAlloc(reinterpret_cast<void**>(&host), 6 * sizeof(int), cudaHostAllocMapped) == cudaSuccess &&
+               cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), host, 0) == cudaSuccess &&
+               cudaMalloc(&source, sizeof(int)) == cudaSuccess && cudaMemset(source, 0, sizeof(int)) == cudaSuccess &&
+               cudaDeviceSynchronize() == cudaSuccess;
+  const auto read = [&](int i) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return static_cast<const volatile int*>(host)[i];
   };
-  c.launches_queue = experiment([&](gate& g) {
-    (void)launch_write(held.get(), flags.device(), 1);
-    return !g.ended();
-  });
-  if (!c.launches_queue && seen.empty())
-    note("a kernel launch on a stream held by a running kernel returned only once that kernel had ended");
-  c.copies_queue = experiment([&](gate& g) {
-    (void)cudaMemcpyAsync(flags.device() + 1, source, sizeof(int), cudaMemcpyDefault, held.get());
-    return !g.ended();
-  });
-  if (!c.copies_queue)
-    note("a cudaMemcpyAsync on a stream held by a running kernel returned only once that kernel had ended");
-  flags.write(0, 0);
-  c.kernels_overlap = experiment([&](gate& g) {
-    (void)launch_write(other.get(), flags.device(), 2);
-    return wait_until(1000ms, [&] { return flags.read(0) == 2; }) && !g.ended();
-  });
-  if (!c.kernels_overlap) note("a kernel on one stream did not run within 1 s while another stream was held");
+  const auto write = [&](int i, int value) {
+    static_cast<volatile int*>(host)[i] = value;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  };
+  const auto experiment = [&](auto queue) -> bool { // true: the call queued without waiting
+    for (int i = 0; i < 6; ++i) write(i, 0);
+    gate_kernel<<<1, 1, 0, held>>>(device, 1'000'000'000ull); // 1 s
+    if (cudaGetLastError() != cudaSuccess) return true;       // the tests' own gates will report it
+    bool queued = false;
+    if (!wait_until(2000ms, [&] { return read(2) != 0; })) {
+      note("a kernel did not start within 2 s");
+    } else {
+      queued = queue() && read(3) == 0;
+    }
+    write(0, 1); // open
+    (void)cudaDeviceSynchronize();
+    return queued;
+  };
+  if (ready) {
+    c.launches_queue = experiment([&] { return launch_write(held, device + 4, 1) == cudaSuccess; });
+    if (!c.launches_queue && seen.empty())
+      note("a kernel launch on a stream held by a running kernel returned only once that kernel had ended");
+    c.copies_queue = experiment(
+        [&] { return cudaMemcpyAsync(device + 5, source, sizeof(int), cudaMemcpyDefault, held) == cudaSuccess; });
+    if (!c.copies_queue)
+      note("a cudaMemcpyAsync on a stream held by a running kernel returned only once that kernel had ended");
+    c.kernels_overlap = experiment([&] {
+      return launch_write(other, device + 4, 2) == cudaSuccess && wait_until(1000ms, [&] { return read(4) == 2; });
+    });
+    if (!c.kernels_overlap) note("a kernel on one stream did not run within 1 s while another stream was held");
+  }
   (void)cudaDeviceSynchronize();
-  (void)cudaFree(source);
+  if (source != nullptr) (void)cudaFree(source);
+  if (host != nullptr) (void)cudaFreeHost(host);
+  if (other != nullptr) (void)cudaStreamDestroy(other);
+  if (held != nullptr) (void)cudaStreamDestroy(held);
   (void)cudaGetLastError();
+  (void)cudaSetDevice(previous);
   if (!seen.empty()) {
     const std::string sanitizer = sanitizer_variable();
     c.why = "in this process " + seen +
@@ -200,25 +222,39 @@ gate::~gate() {
 
 cudaError_t gate::close(cudaStream_t stream, std::chrono::nanoseconds timeout) {
   if (!measure_concurrency().launches_queue) return cudaSuccess; // holds() says so
-  return close_unchecked(stream, timeout);
-}
-
-cudaError_t gate::close_unchecked(cudaStream_t stream, std::chrono::nanoseconds timeout) {
   closed_on_ = stream;
   closed_ = true;
   gate_kernel<<<1, 1, 0, stream>>>(state_.device(), static_cast<unsigned long long>(timeout.count()));
   return cudaGetLastError();
 }
 
-void gate::open() noexcept { state_.write(0, 1); }
+void gate::open() noexcept {
+  opened_ = true;
+  state_.write(0, 1);
+}
 
-bool gate::timed_out() const noexcept { return state_.read(1) != 0; }
+bool gate::timed_out() const noexcept { return !expired_ && state_.read(1) != 0; }
 
 bool gate::started() const noexcept { return state_.read(2) != 0; }
 
 bool gate::ended() const noexcept { return state_.read(3) != 0; }
 
-bool gate::holds(const char* checks) const { return check_possible(closed_, checks); }
+bool gate::holds(const char* checks) const {
+  if (!closed_) return check_possible(false, checks);
+  // Ended before it was opened: a CUDA call queued behind it returned only when it timed out, so
+  // the held state was never observable. Forgiven under compute-sanitizer only (some of its tools
+  // make calls wait for the running kernels); anywhere else the timeout stays a failure.
+  if (!opened_ && ended() && !sanitizer_variable().empty()) {
+    expired_ = true;
+    const std::string why = "the gate's kernel ended (its timeout) before the checks ran: a CUDA call queued behind "
+                            "it returned only once it had ended (compute-sanitizer runs this process: " +
+                            sanitizer_variable() + " is set)";
+    MESSAGE("skipped the check that " << checks << ": " << why);
+    std::fprintf(stderr, "gpu suite: skipped the check that %s: %s\n", checks, why.c_str());
+    return false;
+  }
+  return true;
+}
 
 void check_runs_on(cudaStream_t owner, streamlike::stream_view view) {
   using namespace std::chrono_literals;

@@ -34,7 +34,7 @@ int run_suite(int argc, char** argv, int devices_needed);
 [[nodiscard]] cudaError_t load_kernels(int device);
 
 // What the CUDA of this process does with work queued behind a running kernel, measured once, on
-// device 0, with raw CUDA calls only (the suite's main measures it before the first test). The gate
+// device 0, with raw CUDA calls (the suite's main measures it before the first test case). The gate
 // checks need all three; compute-sanitizer breaks some (initcheck: cudaMemcpyAsync returns only
 // once the kernels before it have finished), CUDA_LAUNCH_BLOCKING=1 breaks the first. A check that
 // needs what is missing is skipped, with a message naming it and `why` (see check_possible).
@@ -100,19 +100,22 @@ public:
   gate& operator=(const gate&) = delete;
   [[nodiscard]] cudaError_t close(cudaStream_t stream, std::chrono::nanoseconds timeout = std::chrono::seconds(10));
   void open() noexcept;
+  // Whether the gate opened by its timeout, not by open(); a gate that holds() found expired
+  // under compute-sanitizer (its timeout passed while the host waited in a CUDA call) does not count.
   [[nodiscard]] bool timed_out() const noexcept;
   [[nodiscard]] bool started() const noexcept; // its kernel is running, or ran
   [[nodiscard]] bool ended() const noexcept;   // its kernel has returned (opened or timed out)
-  // Whether the gate holds its stream; if not, skips the checks described by `checks`, saying why
-  // (check_possible).
+  // Whether the gate holds its stream now; if not, skips the checks described by `checks`, saying
+  // why (check_possible). Not held: close() queued nothing (launches do not queue here), or, under
+  // compute-sanitizer only, the gate's kernel already ended though open() was not called.
   [[nodiscard]] bool holds(const char* checks) const;
-  // close() without asking measure_concurrency(): what measure_concurrency() itself uses.
-  [[nodiscard]] cudaError_t close_unchecked(cudaStream_t stream, std::chrono::nanoseconds timeout);
 
 private:
   mapped_ints state_{4}; // [0]: open, [1]: timed out, [2]: started, [3]: ended
   cudaStream_t closed_on_{};
   bool closed_ = false;
+  bool opened_ = false;
+  mutable bool expired_ = false; // holds() saw it end before open(), under compute-sanitizer
 };
 
 // The check behind most tests: work queued through `view` runs on `owner`, after the work

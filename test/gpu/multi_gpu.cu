@@ -47,8 +47,8 @@ TEST_CASE("the interposer sees libstreamlike's own calls (or every count in this
     CHECK(call_counters::is_live(s.get()));
   }
   const call_counters::counts d = call_counters::since(before, call_counters::now());
-  REQUIRE_MESSAGE(d.stream_creates == 1, "shared_stream::create made " << d.stream_creates
-                                                                        << " calls the interposer saw, expected 1");
+  REQUIRE_MESSAGE(d.stream_creates == 1,
+                  "shared_stream::create made " << d.stream_creates << " calls the interposer saw, expected 1");
   REQUIRE_MESSAGE(d.stream_destroys == 1, "dropping the shared_stream made "
                                               << d.stream_destroys
                                               << " cudaStreamDestroy calls the interposer saw, expected 1");
