@@ -36,7 +36,8 @@ int run_suite(int argc, char** argv, int devices_needed);
 // What the CUDA of this process does with work queued behind a running kernel, measured once, on
 // device 0, with raw CUDA calls (the suite's main measures it before the first test case). The gate
 // checks need all three; compute-sanitizer breaks some (initcheck: cudaMemcpyAsync returns only
-// once the kernels before it have finished), CUDA_LAUNCH_BLOCKING=1 breaks the first. A check that
+// once the kernels before it have finished); synchronous launches (CUDA_LAUNCH_BLOCKING=1) would
+// break the first. A check that
 // needs what is missing is skipped, with a message naming it and `why` (see check_possible).
 struct concurrency {
   bool launches_queue = true;  // a launch on a stream held by a running kernel returns at once
