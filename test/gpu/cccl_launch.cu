@@ -32,8 +32,10 @@ void check_launch_runs_on(const Owner& owner) {
   gpu_test::gate held;
   GPU_REQUIRE_CUDA(held.close(owner.get()));
   cuda::launch(owner, config, write_value{}, out.device(), 42);
-  CHECK(out.read(0) == 0);
-  CHECK_FALSE(owner.is_done());
+  if (held.holds("the kernel launched through the owner waits while its stream is held")) {
+    CHECK(out.read(0) == 0);
+    CHECK_FALSE(owner.is_done());
+  }
   held.open();
   owner.sync();
   CHECK_FALSE(held.timed_out());

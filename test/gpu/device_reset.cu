@@ -40,6 +40,8 @@ void reset_device_0() {
   GPU_REQUIRE_CUDA(cudaDeviceSynchronize());
   progress("cudaDeviceReset()");
   GPU_REQUIRE_CUDA(cudaDeviceReset());
+  // The reset unloaded the kernels: load them again before a gate holds the device.
+  GPU_REQUIRE_CUDA(gpu_test::load_kernels(0));
 }
 
 } // namespace

@@ -11,6 +11,8 @@
 //    at that thread's exit;
 //  - a kernel still running on a stream destroyed after main.
 // Without a device it exits 77 (meson's SKIP), like the doctest programs of the suite.
+#include "device_presence.hpp"
+
 #include <streamlike/error.hpp>
 #include <streamlike/export_stream.hpp>
 #include <streamlike/ordering.hpp>
@@ -44,10 +46,8 @@ __global__ void spin(unsigned long long ns) {
 
 int main() {
   int devices = 0;
-  if (const cudaError_t code = cudaGetDeviceCount(&devices); code != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "exit_with_live_streams: no CUDA device present (%s): skipping (exit 77)\n",
-                 cudaGetErrorName(code != cudaSuccess ? code : cudaErrorNoDevice));
-    return 77;
+  if (const int exit_code = gpu_test::check_devices("exit_with_live_streams", 1, devices); exit_code >= 0) {
+    return exit_code;
   }
   try {
     global_stream = streamlike::shared_stream::create();

@@ -1,6 +1,6 @@
 // streamlike/ordering.hpp and stream_view::wait on a device: after wait(consumer, producer) the
 // consumer's work sees everything the producer had queued (a long-running producer that writes a
-// flag at its end; a gate that holds the producer), on one device and across two; wait(s, s) is a
+// flag at its end; a gate that holds the producer), on one device (across two: multi_gpu.cu); wait(s, s) is a
 // no-op; no event is created per call (the per-thread cache, counted by interposing cudaEvent*);
 // and 8 threads waiting at once each get their own cached event, released when they exit.
 // (The cache after cudaDeviceReset is tested in device_reset.cu: a reset ends every stream.)
@@ -25,49 +25,6 @@ namespace {
 
 using streamlike::shared_stream;
 using streamlike::stream_view;
-
-// Gate version: the consumer's work must not run while the producer is held. Returns whether
-// the consumer's write appeared while the producer was held (checked by the callers).
-bool consumer_ran_while_producer_held(stream_view producer, stream_view consumer, bool with_wait) {
-  using namespace std::chrono_literals;
-  gpu_test::mapped_ints value{1};
-  {
-    // Load the consumer's kernel on its device before the gate closes: CUDA loads kernels lazily
-    // (CUDA_MODULE_LOADING=LAZY, the default), and the first launch on a device may wait for
-    // work already running, here the held producer (seen across two H200s: the launch returned
-    // only when the gate timed out).
-    const streamlike::device_guard on_consumer(consumer);
-    GPU_REQUIRE_CUDA(gpu_test::launch_write(consumer.get(), value.device(), 0));
-    consumer.sync();
-  }
-  gpu_test::gate g; // last: opens first on the way out
-  {
-    const streamlike::device_guard on_producer(producer);
-    GPU_REQUIRE_CUDA(g.close(producer.get()));
-  }
-  if (with_wait) streamlike::wait(consumer, producer);
-  {
-    const streamlike::device_guard on_consumer(consumer);
-    GPU_REQUIRE_CUDA(gpu_test::launch_write(consumer.get(), value.device(), 7));
-  }
-  bool ran = false;
-  if (with_wait) {
-    // Unheld, the consumer's kernel would be done in microseconds.
-    std::this_thread::sleep_for(50ms);
-    ran = value.read(0) == 7;
-    CHECK_FALSE(consumer.is_done());
-  } else {
-    // Unordered, it runs at once; poll (other programs of the suite may share the GPU).
-    const auto deadline = std::chrono::steady_clock::now() + 2s;
-    while (!(ran = value.read(0) == 7) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
-  }
-  g.open();
-  consumer.sync();
-  producer.sync();
-  CHECK_FALSE(g.timed_out());
-  CHECK_MESSAGE(value.read(0) == 7, "the consumer's kernel did not run after the producer was released");
-  return ran;
-}
 
 } // namespace
 
@@ -94,13 +51,7 @@ TEST_CASE(
 TEST_CASE("wait(consumer, producer): the consumer's work is held while the producer is held") {
   const shared_stream producer = shared_stream::create();
   const shared_stream consumer = shared_stream::create();
-  CHECK_FALSE_MESSAGE(consumer_ran_while_producer_held(producer.view(), consumer.view(), true),
-                      "after wait(consumer, producer), the consumer's kernel ran while the producer was held");
-  // The control: without wait the two streams are independent and the consumer's kernel runs at
-  // once, so the check above can fail.
-  CHECK_MESSAGE(consumer_ran_while_producer_held(producer.view(), consumer.view(), false),
-                "without wait the consumer's kernel did not run while the producer was held: the gate experiment "
-                "cannot tell ordered from unordered");
+  gpu_test::check_consumer_held_by_producer(producer.view(), consumer.view());
 }
 
 TEST_CASE("wait(s, s) is a no-op: no CUDA call, and the stream still works") {
@@ -176,38 +127,4 @@ TEST_CASE("8 threads wait at once: each its own cached event, each ordered, each
   CHECK_MESSAGE(d.event_destroys == threads, "expected each thread's cached event destroyed at its exit: " << d);
   CHECK(d.event_records == threads * (rounds + bare_waits));
   CHECK(d.stream_wait_events == threads * (rounds + bare_waits));
-}
-
-TEST_CASE("across devices: producer on device 0, consumer on device 1, and back (needs two GPUs)") {
-  if (gpu_test::device_count() < 2) {
-    MESSAGE("skipped: one CUDA device; ordering across devices needs two");
-    return;
-  }
-  GPU_REQUIRE_CUDA(cudaSetDevice(0));
-  const shared_stream on_0 = shared_stream::create({.device = 0});
-  const shared_stream on_1 = shared_stream::create({.device = 1});
-  REQUIRE(on_1.device() == 1);
-
-  SUBCASE("0 -> 1, flag rounds") { gpu_test::check_ordered_rounds(on_0.view(), on_1.view()); }
-  SUBCASE("1 -> 0, flag rounds") { gpu_test::check_ordered_rounds(on_1.view(), on_0.view()); }
-  SUBCASE("0 -> 1, gate") {
-    CHECK_FALSE(consumer_ran_while_producer_held(on_0.view(), on_1.view(), true));
-    CHECK(consumer_ran_while_producer_held(on_0.view(), on_1.view(), false)); // the control
-  }
-  SUBCASE("a cached event per device: a second device adds one event, then none") {
-    // This thread already holds an event for device 0 from earlier tests, or makes it now.
-    streamlike::wait(on_1, on_0);
-    streamlike::wait(on_0, on_1);
-    const call_counters::counts before = call_counters::now();
-    for (int i = 0; i < 100; ++i) {
-      streamlike::wait(on_1, on_0);
-      streamlike::wait(on_0, on_1);
-    }
-    const call_counters::counts d = call_counters::since(before, call_counters::now());
-    CHECK_MESSAGE(d.event_creates == 0, d);
-    CHECK(d.event_records == 200);
-  }
-  int current = -1;
-  GPU_REQUIRE_CUDA(cudaGetDevice(&current));
-  CHECK(current == 0); // wait() leaves the current device alone
 }

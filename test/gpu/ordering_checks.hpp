@@ -1,5 +1,6 @@
-// The ordering experiment shared by ordering.cu and device_reset.cu: producer/consumer rounds in
-// which the consumer reads a flag that a long-running producer kernel writes at its very end.
+// The ordering experiments shared by ordering.cu, multi_gpu.cu and device_reset.cu:
+// producer/consumer rounds in which the consumer reads a flag that a long-running producer kernel
+// writes at its very end, and the gate experiment (the consumer held while the producer is).
 // Header-only; links with gpu_support and timed_kernels.
 #ifndef STREAMLIKE_TEST_GPU_ORDERING_CHECKS_HPP
 #define STREAMLIKE_TEST_GPU_ORDERING_CHECKS_HPP
@@ -13,7 +14,10 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <optional>
 #include <ostream>
+#include <thread>
 
 namespace gpu_test {
 
@@ -79,6 +83,71 @@ inline void check_ordered_rounds(streamlike::stream_view producer, streamlike::s
   CHECK_MESSAGE(ordered.set == rounds, "with wait(consumer, producer): " << ordered);
   const rounds_seen unordered = run_rounds(producer, consumer, rounds, false);
   MESSAGE("for comparison, without wait (allowed to race, not asserted): " << unordered);
+}
+
+// The gate experiment: the consumer's work must not run while the producer is held. Returns
+// whether the consumer's write appeared while the producer was held, or nothing when that cannot
+// be observed in this process (gpu_support.hpp: concurrency; the skip is reported).
+inline std::optional<bool> consumer_ran_while_producer_held(streamlike::stream_view producer,
+                                                            streamlike::stream_view consumer, bool with_wait) {
+  using namespace std::chrono_literals;
+  mapped_ints value{1};
+  {
+    // Load the consumer's kernel on its device before the gate closes: CUDA loads kernels lazily
+    // (CUDA_MODULE_LOADING=LAZY, the default), and the first launch on a device may wait for
+    // work already running, here the held producer (seen across two H200s: the launch returned
+    // only when the gate timed out).
+    const streamlike::device_guard on_consumer(consumer);
+    GPU_REQUIRE_CUDA(launch_write(consumer.get(), value.device(), 0));
+    consumer.sync();
+  }
+  gate g; // last: opens first on the way out
+  {
+    const streamlike::device_guard on_producer(producer);
+    GPU_REQUIRE_CUDA(g.close(producer.get()));
+  }
+  if (with_wait) streamlike::wait(consumer, producer);
+  {
+    const streamlike::device_guard on_consumer(consumer);
+    GPU_REQUIRE_CUDA(launch_write(consumer.get(), value.device(), 7));
+  }
+  std::optional<bool> ran;
+  if (!g.holds(with_wait ? "the consumer waits while the producer is held"
+                         : "without wait the consumer runs while the producer is held")) {
+  } else if (with_wait) {
+    // Unheld, the consumer's kernel would be done in microseconds.
+    std::this_thread::sleep_for(50ms);
+    ran = value.read(0) == 7;
+    CHECK_FALSE(consumer.is_done());
+  } else if (check_possible(measure_concurrency().kernels_overlap,
+                            "without wait the consumer runs while the producer is held")) {
+    // Unordered, it runs at once; poll (other programs of the suite may share the GPU).
+    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    bool seen = false;
+    while (!(seen = value.read(0) == 7) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(1ms);
+    }
+    ran = seen;
+  }
+  g.open();
+  consumer.sync();
+  producer.sync();
+  CHECK_FALSE(g.timed_out());
+  CHECK_MESSAGE(value.read(0) == 7, "the consumer's kernel did not run after the producer was released");
+  return ran;
+}
+
+// After wait(consumer, producer) the consumer's kernel does not run while the producer is held;
+// and the control: without wait the two streams are independent and the consumer's kernel runs at
+// once, so the first check can fail.
+inline void check_consumer_held_by_producer(streamlike::stream_view producer, streamlike::stream_view consumer) {
+  if (const std::optional<bool> ran = consumer_ran_while_producer_held(producer, consumer, true)) {
+    CHECK_FALSE_MESSAGE(*ran, "after wait(consumer, producer), the consumer's kernel ran while the producer was held");
+  }
+  if (const std::optional<bool> ran = consumer_ran_while_producer_held(producer, consumer, false)) {
+    CHECK_MESSAGE(*ran, "without wait the consumer's kernel did not run while the producer was held: the gate "
+                        "experiment cannot tell ordered from unordered");
+  }
 }
 
 } // namespace gpu_test

@@ -94,40 +94,6 @@ TEST_CASE("work runs on created and adopted streams") {
   }
 }
 
-TEST_CASE("create on a device that is not current (needs two GPUs)") {
-  if (gpu_test::device_count() < 2) {
-    MESSAGE("skipped: one CUDA device; creating on a device that is not current needs two");
-    return;
-  }
-  GPU_REQUIRE_CUDA(cudaSetDevice(0));
-  const shared_stream s = shared_stream::create({.device = 1});
-  CHECK(current_device() == 0); // created there, but device 0 stays current
-  CHECK(s.device() == 1);
-  int raw = -1;
-  GPU_REQUIRE_CUDA(cudaStreamGetDevice(s.get(), &raw));
-  CHECK(raw == 1);
-  gpu_test::check_work_runs_on(s.view());
-  CHECK(current_device() == 0);
-
-  SUBCASE("adopted from device 1, dropped while device 0 is current") {
-    const call_counters::counts before = call_counters::now();
-    {
-      cudaStream_t handle{};
-      {
-        const streamlike::device_guard on_1(1);
-        GPU_REQUIRE_CUDA(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking));
-      }
-      const shared_stream adopted = shared_stream::adopt(handle);
-      CHECK(adopted.device() == 1);
-      gpu_test::check_work_runs_on(adopted.view());
-    }
-    const call_counters::counts d = call_counters::since(before, call_counters::now());
-    CHECK(d.stream_destroys == 1);
-    CHECK(d.stream_destroys_failed == 0); // destroyed on its own device, without an error
-    CHECK(current_device() == 0);
-  }
-}
-
 TEST_CASE("8 threads copy and drop one shared_stream a million times each") {
   constexpr int threads = 8;
   constexpr long copies = 1'000'000;
@@ -240,9 +206,14 @@ TEST_CASE("create: non_blocking shows in flags() and in how the stream orders wi
   GPU_REQUIRE_CUDA(gpu_test::launch_write(blocking.get(), values.device(), 1));
   GPU_REQUIRE_CUDA(gpu_test::launch_write(non_blocking.get(), values.device() + 1, 2));
   non_blocking.view().sync(); // returns while the legacy default stream is still held
-  CHECK(values.read(1) == 2);
-  CHECK_MESSAGE(values.read(0) == 0, "work on the blocking stream ran while the legacy default stream was held");
-  CHECK_FALSE(blocking.view().is_done());
+  if (g.holds("work on the blocking stream waits while the legacy default stream is held")) {
+    if (gpu_test::check_possible(gpu_test::measure_concurrency().kernels_overlap,
+                                 "work on the non-blocking stream runs while the legacy default stream is held")) {
+      CHECK(values.read(1) == 2);
+    }
+    CHECK_MESSAGE(values.read(0) == 0, "work on the blocking stream ran while the legacy default stream was held");
+    CHECK_FALSE(blocking.view().is_done());
+  }
   g.open();
   blocking.view().sync();
   CHECK(values.read(0) == 1);

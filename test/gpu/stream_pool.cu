@@ -90,29 +90,6 @@ TEST_CASE("work runs on every pooled stream, and the pool's options reach each o
   }
 }
 
-TEST_CASE("a pool on a device that is not current (needs two GPUs)") {
-  if (gpu_test::device_count() < 2) {
-    MESSAGE("skipped: one CUDA device; a pool on a device that is not current needs two");
-    return;
-  }
-  GPU_REQUIRE_CUDA(cudaSetDevice(0));
-  {
-    stream_pool pool{4, {.device = 1}};
-    int current = -1;
-    GPU_REQUIRE_CUDA(cudaGetDevice(&current));
-    CHECK(current == 0);
-    CHECK(pool.device() == 1);
-    for (std::size_t i = 0; i < pool.size(); ++i) {
-      CHECK(pool.at(i).device() == 1);
-      CHECK(pool.at(i).view().device() == 1);
-    }
-    gpu_test::check_work_runs_on(pool.get().view());
-  }
-  int current = -1;
-  GPU_REQUIRE_CUDA(cudaGetDevice(&current));
-  CHECK(current == 0);
-}
-
 TEST_CASE("get() from 8 threads at once: each stream is handed out an exact share") {
   constexpr int threads = 8;
   constexpr int gets = 100'000;

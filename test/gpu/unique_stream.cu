@@ -98,29 +98,6 @@ TEST_CASE("work runs on created and adopted unique_streams") {
   }
 }
 
-TEST_CASE("unique_stream on a device that is not current (needs two GPUs)") {
-  if (gpu_test::device_count() < 2) {
-    MESSAGE("skipped: one CUDA device; creating on a device that is not current needs two");
-    return;
-  }
-  GPU_REQUIRE_CUDA(cudaSetDevice(0));
-  const call_counters::counts before = call_counters::now();
-  {
-    const unique_stream u = unique_stream::create({.device = 1});
-    int current = -1;
-    GPU_REQUIRE_CUDA(cudaGetDevice(&current));
-    CHECK(current == 0);
-    CHECK(u.view().device() == 1);
-    gpu_test::check_work_runs_on(u.view());
-  }
-  const call_counters::counts d = call_counters::since(before, call_counters::now());
-  CHECK(d.stream_destroys == 1);
-  CHECK(d.stream_destroys_failed == 0); // destroyed on its own device
-  int current = -1;
-  GPU_REQUIRE_CUDA(cudaGetDevice(&current));
-  CHECK(current == 0);
-}
-
 TEST_CASE("the stream's operations on the owner: is_done, sync, wait and record on two unique_streams") {
   const streamlike::unique_stream producer = streamlike::unique_stream::create();
   const streamlike::unique_stream consumer = streamlike::unique_stream::create();
