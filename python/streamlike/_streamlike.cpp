@@ -618,6 +618,21 @@ PyObject* module_from_address(PyObject*, PyObject* value) {
   return guarded([&] { return new_view(streamlike::from_address(address).get(), nullptr, "address"); });
 }
 
+/// The baseline of the Stream.create benchmark (bench/python): a raw cudaStreamCreateWithPriority
+/// and cudaStreamDestroy, as Stream.create() + drop make them, called from this module.
+PyObject* module_raw_create_destroy(PyObject*, PyObject*) {
+  cudaStream_t handle = nullptr;
+  cudaError_t code = cudaStreamCreateWithPriority(&handle, cudaStreamNonBlocking, 0);
+  if (code == cudaSuccess) code = cudaStreamDestroy(handle);
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
+    PyErr_Format(PyExc_RuntimeError, "streamlike: _raw_create_destroy: %s (%s)", cudaGetErrorName(code),
+                 cudaGetErrorString(code));
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
 PyObject* optional_view(const std::optional<stream_view>& view, const char* source) {
   if (!view) Py_RETURN_NONE;
   return new_view(view->get(), nullptr, source);
@@ -700,6 +715,8 @@ NB_MODULE(_streamlike, m) {
        "wait(consumer, producer): work queued on consumer from now on waits for the work queued on producer."},
       {"from_address", &module_from_address, METH_O,
        "from_address(address: int) -> StreamView: a raw cudaStream_t address (0: the legacy default stream)."},
+      {"_raw_create_destroy", &module_raw_create_destroy, METH_NOARGS,
+       "Benchmark baseline: cudaStreamCreateWithPriority + cudaStreamDestroy, nothing else."},
       {nullptr, nullptr, 0, nullptr}};
   if (PyModule_AddFunctions(m.ptr(), functions) != 0) throw nb::python_error();
 
