@@ -129,12 +129,18 @@ PyObject* view_from(PyObject* obj) noexcept {
   return new_view(view.get(), obj, source);
 }
 
-[[nodiscard]] bool one_argument(const char* what, Py_ssize_t nargs, PyObject* kwnames) noexcept {
-  if (nargs == 1 && (kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0)) return true;
+/// The TypeError for a constructor not given exactly one positional argument.
+void wrong_arguments(const char* what, Py_ssize_t nargs, Py_ssize_t nkw) noexcept {
   PyErr_Format(PyExc_TypeError,
                "%s() takes exactly one positional argument, the stream object (anything with __cuda_stream__); "
-               "got %zd positional and %zd keyword arguments",
-               what, nargs, kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : Py_ssize_t{0});
+               "got %zd positional and %zd keyword arguments%s",
+               what, nargs, nkw, std::strcmp(what, "Stream") == 0 ? "; Stream.create() makes a new stream" : "");
+}
+
+[[nodiscard]] bool one_argument(const char* what, Py_ssize_t nargs, PyObject* kwnames) noexcept {
+  const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (nargs == 1 && nkw == 0) return true;
+  wrong_arguments(what, nargs, nkw);
   return false;
 }
 
@@ -146,10 +152,7 @@ PyObject* view_vectorcall(PyObject*, PyObject* const* args, size_t nargsf, PyObj
 PyObject* view_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
   const Py_ssize_t nkw = kwargs != nullptr ? PyDict_Size(kwargs) : 0;
   if (PyTuple_GET_SIZE(args) != 1 || nkw != 0) {
-    PyErr_Format(PyExc_TypeError,
-                 "StreamView() takes exactly one positional argument, the stream object (anything with "
-                 "__cuda_stream__); got %zd positional and %zd keyword arguments",
-                 PyTuple_GET_SIZE(args), nkw);
+    wrong_arguments("StreamView", PyTuple_GET_SIZE(args), nkw);
     return nullptr;
   }
   return view_from(PyTuple_GET_ITEM(args, 0));
@@ -394,10 +397,7 @@ PyObject* stream_vectorcall(PyObject*, PyObject* const* args, size_t nargsf, PyO
 PyObject* stream_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
   const Py_ssize_t nkw = kwargs != nullptr ? PyDict_Size(kwargs) : 0;
   if (PyTuple_GET_SIZE(args) != 1 || nkw != 0) {
-    PyErr_Format(PyExc_TypeError,
-                 "Stream() takes exactly one positional argument, the stream object (anything with "
-                 "__cuda_stream__); got %zd positional and %zd keyword arguments; Stream.create() makes a new stream",
-                 PyTuple_GET_SIZE(args), nkw);
+    wrong_arguments("Stream", PyTuple_GET_SIZE(args), nkw);
     return nullptr;
   }
   return stream_from(PyTuple_GET_ITEM(args, 0));
