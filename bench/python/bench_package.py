@@ -111,7 +111,7 @@ def main():
         ("cuda.core wait / streamlike.wait", ">= 1.5x", w["cuda.core a.wait(b)"] / w["streamlike.wait(a, b)"],
          lambda r: r >= 1.5),
     ]
-    print(f"python {platform.python_version()}, torch {torch.__version__}, cuda.core {core.__version__}, "
+    print(f"python {platform.python_version()}, torch {torch.__version__}, cuda.core {getattr(core, '__version__', '?')}, "
           f"GPU {torch.cuda.get_device_name(0)}")
     for group in results.values():
         for name, ns in group.items():
