@@ -55,21 +55,21 @@ typedef struct streamlike_owned_stream {
   void (*deleter)(struct streamlike_owned_stream* self);
 
   /* --- Version 1.0. --- */
-  void* handle;         /* the CUstream (== cudaStream_t); never NULL */
-  uint64_t flags;       /* STREAMLIKE_OWNED_STREAM_* bits */
-  int32_t device;       /* the stream's device ordinal; -1 without HAS_FACTS or for a default stream */
-  int32_t priority;     /* the stream's priority (lower is higher); 0 without HAS_FACTS */
-  uint64_t stream_id;   /* the driver's process-unique id (cuStreamGetId); 0 if unknown */
-  uint64_t context_id;  /* the driver's id of the stream's context (cuCtxGetId); 0 if unknown */
+  void* handle;        /* the CUstream (== cudaStream_t); never NULL */
+  uint64_t flags;      /* STREAMLIKE_OWNED_STREAM_* bits */
+  int32_t device;      /* the stream's device ordinal; -1 without HAS_FACTS or for a default stream */
+  int32_t priority;    /* the stream's priority (lower is higher); 0 without HAS_FACTS */
+  uint64_t stream_id;  /* the driver's process-unique id (cuStreamGetId); 0 if unknown */
+  uint64_t context_id; /* the driver's id of the stream's context (cuCtxGetId); 0 if unknown */
   uint64_t reserved[STREAMLIKE_OWNED_STREAM_RESERVED_WORDS]; /* zero */
 } streamlike_owned_stream;
 
 /* The layout, pinned on 64-bit targets (the only ones CUDA supports): offsets and size. */
 #if defined(UINTPTR_MAX) && UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
 #  if defined(__cplusplus)
-#    define STREAMLIKE_OWNED_STREAM_CHECK(name, condition) static_assert(condition, #name)
+#    define STREAMLIKE_OWNED_STREAM_CHECK(name, condition) static_assert(condition, #    name)
 #  elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#    define STREAMLIKE_OWNED_STREAM_CHECK(name, condition) _Static_assert(condition, #name)
+#    define STREAMLIKE_OWNED_STREAM_CHECK(name, condition) _Static_assert(condition, #    name)
 #  else /* C99: an array of negative size does not compile */
 #    define STREAMLIKE_OWNED_STREAM_CHECK(name, condition) \
       typedef char streamlike_owned_stream_check_##name[(condition) ? 1 : -1]
