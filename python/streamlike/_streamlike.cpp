@@ -14,8 +14,10 @@
 #include <streamlike/stream_encodings.hpp>
 #include <streamlike/stream_pool.hpp>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <new>
 #include <optional>
@@ -35,24 +37,34 @@ constexpr const char* source_torch = "torch";           // torch's fast path (no
 constexpr const char* source_protocol = "protocol";     // __cuda_stream__
 constexpr const char* source_created = "created";       // Stream.create / StreamPool
 
+constexpr const char* source_owned = "owned-capsule";   // __cuda_stream_owned__
+
+/// A stream's facts, read together on first use (when the stream is not capturing) and kept.
+/// All zero: not read yet.
+struct stream_facts {
+  bool known;
+  int device;
+  int priority;
+  unsigned int flags;
+  unsigned long long id;
+};
+
 /// streamlike.Stream. The casters of any module fill in `base` (tp_alloc zeroes the rest).
 struct package_stream {
   sd::stream_object base;
   PyObject* exporter; // the object it was made from (strong); nullptr: None
   const char* source; // nullptr: made by C++ ("streamlike")
+  stream_facts facts;
 };
 
 /// streamlike.StreamView: a handle, the object that exported it, and its facts read on first use.
 struct view_object {
   PyObject_HEAD
   cudaStream_t handle;
-  PyObject* exporter; // strong; nullptr: None (made by a decoder)
+  PyObject* exporter;  // strong; nullptr: None (made by a decoder)
   const char* source;
-  bool has_facts;
-  int device;
-  int priority;
-  unsigned int flags;
-  unsigned long long id;
+  shared_stream owner; // only for an object that offers nothing but __cuda_stream_owned__
+  stream_facts facts;
 };
 
 PyTypeObject* stream_type = nullptr; // strong references, for the life of the process
@@ -115,6 +127,7 @@ PyObject* new_view(cudaStream_t handle, PyObject* exporter, const char* source) 
   PyObject* self = view_type->tp_alloc(view_type, 0);
   if (self == nullptr) return nullptr;
   view_object* v = as_view(self);
+  ::new (static_cast<void*>(&v->owner)) shared_stream();
   v->handle = handle;
   v->exporter = exporter;
   Py_XINCREF(exporter);
@@ -122,7 +135,32 @@ PyObject* new_view(cudaStream_t handle, PyObject* exporter, const char* source) 
   return self;
 }
 
+/// Whether `obj`'s type has the special method `name` (looked up as Python looks them up).
+[[nodiscard]] bool type_has(PyObject* obj, PyObject* name) noexcept {
+  PyObject* method = _PyType_Lookup(Py_TYPE(obj), name); // borrowed
+  return method != nullptr && method != Py_None;
+}
+
 PyObject* view_from(PyObject* obj) noexcept {
+  // A view reads __cuda_stream__ and keeps the object alive; an object that offers only an owning
+  // reference (__cuda_stream_owned__) gives that, and the view holds it.
+  if (!is_stream(obj) && !is_view(obj)) {
+    PyObject* protocol = sd::cuda_stream_name();
+    PyObject* owned_name = sd::cuda_stream_owned_name();
+    if (protocol == nullptr || owned_name == nullptr) return nullptr;
+    if (!type_has(obj, protocol) && type_has(obj, owned_name)) {
+      shared_stream owner;
+      switch (sd::read_owned(obj, owner)) {
+        case sd::owned_read::failed: return nullptr;
+        case sd::owned_read::taken: {
+          PyObject* self = new_view(owner.get(), obj, source_owned);
+          if (self != nullptr) as_view(self)->owner = std::move(owner);
+          return self;
+        }
+        case sd::owned_read::not_offered: break; // returned None: the protocol's TypeError follows
+      }
+    }
+  }
   stream_view view = stream_view::legacy_default();
   const char* source = nullptr;
   if (!read_stream(obj, view, source)) return nullptr;
@@ -173,25 +211,9 @@ void view_dealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
   (void)view_clear(self);
+  as_view(self)->owner.~shared_stream();
   type->tp_free(self);
   Py_DECREF(type);
-}
-
-/// The facts, read once (capture-safe queries: none is stream-ordered).
-[[nodiscard]] bool view_facts(view_object* v) noexcept {
-  if (v->has_facts) return true;
-  try {
-    const stream_view view{v->handle};
-    v->device = view.device();
-    v->id = view.id();
-    v->flags = view.flags();
-    v->priority = view.priority();
-    v->has_facts = true;
-    return true;
-  } catch (...) {
-    set_python_error();
-    return false;
-  }
 }
 
 // --- The operations StreamView and Stream share ------------------------------------------------
@@ -203,6 +225,7 @@ void view_dealloc(PyObject* self) {
   PyObject* e = is_stream(self) ? as_stream(self)->exporter : as_view(self)->exporter;
   return e != nullptr ? e : Py_None;
 }
+[[nodiscard]] bool view_is_default(cudaStream_t handle) noexcept { return stream_view{handle}.is_default(); }
 [[nodiscard]] const char* source_of(PyObject* self) noexcept {
   const char* s = is_stream(self) ? as_stream(self)->source : as_view(self)->source;
   return s != nullptr ? s : source_streamlike;
@@ -210,39 +233,127 @@ void view_dealloc(PyObject* self) {
 
 enum class fact { device, id, priority, flags };
 
+/// The driver's cuStreamGetCtx and cuCtxGetDevice (the form that names the context): a stream's
+/// device without cudaStreamGetDevice, which invalidates a capture.
+struct driver_calls {
+  CUresult (*stream_get_ctx)(CUstream, CUcontext*) = nullptr;
+  CUresult (*ctx_get_device)(CUdevice*, CUcontext) = nullptr;
+};
+
+template <class Fn>
+void resolve(Fn& fn, const char* symbol, int version) noexcept {
+  void* address = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &address, version, cudaEnableDefault, &status) == cudaSuccess &&
+      status == cudaDriverEntryPointSuccess) {
+    fn = reinterpret_cast<Fn>(address);
+  } else {
+    (void)cudaGetLastError();
+  }
+}
+
+const driver_calls& driver() noexcept {
+  static const driver_calls calls = [] {
+    driver_calls c;
+    resolve(c.stream_get_ctx, "cuStreamGetCtx", 12000);
+    resolve(c.ctx_get_device, "cuCtxGetDevice", 13000);
+    return c;
+  }();
+  return calls;
+}
+
+[[nodiscard]] stream_facts& facts_of(PyObject* self) noexcept {
+  return is_stream(self) ? as_stream(self)->facts : as_view(self)->facts;
+}
+
+PyObject* fact_value(const stream_facts& f, fact which) noexcept {
+  switch (which) {
+    case fact::device: return PyLong_FromLong(f.device);
+    case fact::id: return PyLong_FromUnsignedLongLong(f.id);
+    case fact::priority: return PyLong_FromLong(f.priority);
+    case fact::flags: return PyLong_FromUnsignedLong(f.flags);
+  }
+  return nullptr;
+}
+
+const char* fact_name(fact which) noexcept {
+  switch (which) {
+    case fact::device: return "device";
+    case fact::id: return "id";
+    case fact::priority: return "priority";
+    case fact::flags: return "flags";
+  }
+  return "?";
+}
+
+PyObject* raise_cuda(const char* what, cudaError_t code) noexcept {
+  (void)cudaGetLastError();
+  PyErr_Format(PyExc_RuntimeError, "streamlike: %s failed: %s (%s)", what, cudaGetErrorName(code),
+               cudaGetErrorString(code));
+  return nullptr;
+}
+
+/// A fact, capture-safe: read together with the others and kept when the stream is not capturing
+/// (default streams: read each time, they answer for the current device); while it captures,
+/// device (through the driver) and priority are read, and id and flags, which only calls that
+/// invalidate a capture can read, raise RuntimeError unless they were read before.
 PyObject* get_fact(PyObject* self, fact which) noexcept {
-  if (is_stream(self) && as_stream(self)->base.owner) { // the owner's facts are cached
-    const shared_stream& owner = as_stream(self)->base.owner;
-    return guarded([&]() -> PyObject* {
-      switch (which) {
-        case fact::device: return PyLong_FromLong(owner.device());
-        case fact::id: return PyLong_FromUnsignedLongLong(owner.id());
-        case fact::priority: return PyLong_FromLong(owner.priority());
-        case fact::flags: return PyLong_FromUnsignedLong(owner.flags());
-      }
+  stream_facts& kept = facts_of(self);
+  if (kept.known) return fact_value(kept, which);
+  const cudaStream_t handle = handle_of(self);
+  const char* type = is_stream(self) ? "Stream" : "StreamView";
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (const cudaError_t code = cudaStreamIsCapturing(handle, &status); code != cudaSuccess) {
+    return raise_cuda("cudaStreamIsCapturing", code);
+  }
+  if (status == cudaStreamCaptureStatusNone) {
+    stream_facts read{};
+    try {
+      const stream_view view{handle};
+      read.device = view.device();
+      read.id = view.id();
+      read.flags = view.flags();
+      read.priority = view.priority();
+    } catch (...) {
+      set_python_error();
       return nullptr;
-    });
-  }
-  if (is_view(self)) {
-    view_object* v = as_view(self);
-    if (!view_facts(v)) return nullptr;
-    switch (which) {
-      case fact::device: return PyLong_FromLong(v->device);
-      case fact::id: return PyLong_FromUnsignedLongLong(v->id);
-      case fact::priority: return PyLong_FromLong(v->priority);
-      case fact::flags: return PyLong_FromUnsignedLong(v->flags);
     }
+    read.known = !view_is_default(handle);
+    kept = read;
+    return fact_value(read, which);
   }
-  const stream_view view{handle_of(self)}; // a non-owning Stream made by C++
-  return guarded([&]() -> PyObject* {
-    switch (which) {
-      case fact::device: return PyLong_FromLong(view.device());
-      case fact::id: return PyLong_FromUnsignedLongLong(view.id());
-      case fact::priority: return PyLong_FromLong(view.priority());
-      case fact::flags: return PyLong_FromUnsignedLong(view.flags());
+  stream_facts now{};
+  switch (which) {
+    case fact::device: {
+      const driver_calls& drv = driver();
+      CUcontext ctx = nullptr;
+      CUdevice device = -1;
+      if (drv.stream_get_ctx == nullptr || drv.ctx_get_device == nullptr ||
+          drv.stream_get_ctx(reinterpret_cast<CUstream>(handle), &ctx) != CUDA_SUCCESS ||
+          drv.ctx_get_device(&device, ctx) != CUDA_SUCCESS) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "streamlike: %s.device: the stream is capturing a CUDA graph and the driver cannot name its "
+                     "context (cuStreamGetCtx, cuCtxGetDevice); read it before the capture begins",
+                     type);
+        return nullptr;
+      }
+      now.device = static_cast<int>(device);
+      break;
     }
-    return nullptr;
-  });
+    case fact::priority:
+      if (const cudaError_t code = cudaStreamGetPriority(handle, &now.priority); code != cudaSuccess) {
+        return raise_cuda("cudaStreamGetPriority", code);
+      }
+      break;
+    case fact::id:
+    case fact::flags:
+      PyErr_Format(PyExc_RuntimeError,
+                   "streamlike: %s.%s: the stream is capturing a CUDA graph, and %s would invalidate the capture; "
+                   "read it before the capture begins (a %s keeps the facts it has read)",
+                   type, fact_name(which), which == fact::id ? "cudaStreamGetId" : "cudaStreamGetFlags", type);
+      return nullptr;
+  }
+  return fact_value(now, which);
 }
 
 PyObject* get_device(PyObject* self, void*) { return get_fact(self, fact::device); }
@@ -376,6 +487,17 @@ PyObject* stream_from(PyObject* obj) noexcept {
   if (is_stream(obj) && as_stream(obj)->base.owner) {
     return new_stream(as_stream(obj)->base.owner, as_stream(obj)->base.handle, obj, source_streamlike);
   }
+  if (!is_stream(obj) && !is_view(obj)) { // an owning reference where the object offers one
+    shared_stream owned;
+    switch (sd::read_owned(obj, owned)) {
+      case sd::owned_read::failed: return nullptr;
+      case sd::owned_read::taken: {
+        const cudaStream_t handle = owned.get();
+        return new_stream(std::move(owned), handle, obj, source_owned);
+      }
+      case sd::owned_read::not_offered: break;
+    }
+  }
   stream_view view = stream_view::legacy_default();
   const char* source = nullptr;
   if (!read_stream(obj, view, source)) return nullptr;
@@ -423,6 +545,78 @@ PyObject* stream_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
   return true;
 }
 
+/// What Stream.create's stream is held by: destroyed with the last owner, Python or C++.
+struct created_stream {
+  cudaStream_t handle;
+  explicit created_stream(cudaStream_t h) noexcept : handle(h) {}
+  created_stream(created_stream&& other) noexcept : handle(std::exchange(other.handle, nullptr)) {}
+  created_stream(const created_stream&) = delete;
+  created_stream& operator=(const created_stream&) = delete;
+  created_stream& operator=(created_stream&&) = delete;
+  ~created_stream() {
+    // Any device may be current: a stream names its own context. At process exit the runtime may
+    // be unloading already, and the stream went with it.
+    if (handle != nullptr && cudaStreamDestroy(handle) != cudaSuccess) (void)cudaGetLastError();
+  }
+};
+
+/// Per device, the priority range, read once (the GIL guards it).
+struct priority_range {
+  bool known = false;
+  int least = 0;
+  int greatest = 0;
+};
+
+/// A new stream as shared_stream::create makes it, with its errors, but with no more CUDA calls
+/// than creating it needs (the device count and priority ranges are read once, the facts on first
+/// use): Stream.create() + drop costs what cudaStreamCreateWithPriority + cudaStreamDestroy do.
+shared_stream create_owned(const streamlike::stream_options& options) {
+  static int device_count = -1;
+  static std::array<priority_range, 64> ranges{};
+  if (device_count < 0) {
+    int count = 0;
+    streamlike::detail::throw_if_error(cudaGetDeviceCount(&count), "Stream.create: cudaGetDeviceCount");
+    device_count = count;
+  }
+  int current = 0;
+  streamlike::detail::throw_if_error(cudaGetDevice(&current), "Stream.create: cudaGetDevice");
+  const int device = options.device.value_or(current);
+  if (device < 0 || device >= device_count) {
+    throw std::invalid_argument("streamlike: Stream.create: device " + std::to_string(device) +
+                                " does not exist; expected 0.." + std::to_string(device_count - 1) + " (" +
+                                std::to_string(device_count) + " device(s))");
+  }
+  const bool switch_device = device != current;
+  if (switch_device) streamlike::detail::throw_if_error(cudaSetDevice(device), "Stream.create: cudaSetDevice");
+  struct restore {
+    bool active;
+    int device;
+    ~restore() {
+      if (active && cudaSetDevice(device) != cudaSuccess) (void)cudaGetLastError();
+    }
+  } restore_device{switch_device, current};
+  priority_range none;
+  priority_range& range = static_cast<std::size_t>(device) < ranges.size() ? ranges[device] : none;
+  if (!range.known) {
+    streamlike::detail::throw_if_error(cudaDeviceGetStreamPriorityRange(&range.least, &range.greatest),
+                               "Stream.create: cudaDeviceGetStreamPriorityRange");
+    range.known = true;
+  }
+  if (options.priority < range.greatest || options.priority > range.least) {
+    throw std::invalid_argument("streamlike: Stream.create: priority " + std::to_string(options.priority) +
+                                " is outside device " + std::to_string(device) + "'s range; expected " +
+                                std::to_string(range.greatest) + " (highest) to " + std::to_string(range.least) +
+                                " (lowest)");
+  }
+  cudaStream_t handle = nullptr;
+  streamlike::detail::throw_if_error(cudaStreamCreateWithPriority(
+                                 &handle, options.non_blocking ? cudaStreamNonBlocking : cudaStreamDefault,
+                                 options.priority),
+                             "Stream.create: cudaStreamCreateWithPriority");
+  created_stream held(handle);
+  return shared_stream::keep_alive(stream_view{handle}, std::move(held)); // destroys it if this throws
+}
+
 PyObject* stream_create(PyObject*, PyObject* args, PyObject* kwargs) {
   static const char* keywords[] = {"device", "priority", "non_blocking", nullptr};
   PyObject* device_arg = Py_None;
@@ -459,7 +653,7 @@ PyObject* stream_create(PyObject*, PyObject* args, PyObject* kwargs) {
   options.non_blocking = non_blocking_arg == Py_True;
   shared_stream owner;
   try {
-    owner = shared_stream::create(options);
+    owner = create_owned(options);
   } catch (...) {
     set_python_error();
     return nullptr;
@@ -488,6 +682,8 @@ void stream_dealloc(PyObject* self) {
   type->tp_free(self);
   Py_DECREF(type);
 }
+
+PyObject* method_cuda_stream_owned(PyObject* self, PyObject*) { return sd::owned_capsule(as_stream(self)->base.owner); }
 
 PyObject* get_owning(PyObject* self, void*) { return py_bool(static_cast<bool>(as_stream(self)->base.owner)); }
 PyObject* get_use_count(PyObject* self, void*) { return PyLong_FromLong(as_stream(self)->base.owner.use_count()); }
@@ -546,6 +742,9 @@ PyTypeObject* make_view_type() {
 PyTypeObject* make_package_stream_type() {
   static PyMethodDef methods[] = {
       STREAMLIKE_STREAM_METHODS,
+      {"__cuda_stream_owned__", &method_cuda_stream_owned, METH_NOARGS,
+       "An owning reference in a PyCapsule named 'cuda_stream_owned' (docs/owned-stream-abi.md); None for a "
+       "non-owning Stream."},
       {"create", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&stream_create)),
        METH_VARARGS | METH_KEYWORDS | METH_CLASS,
        "create(device=None, priority=0, non_blocking=True) -> Stream: a new owning stream."},

@@ -153,22 +153,30 @@ def test_stream_facts_operations_and_events(sl):
         sl.Stream.create(priority=10**5)  # outside the device's range
 
 
-def test_is_capturing_during_graph_capture(sl):
+def test_facts_are_capture_safe(sl):
     torch = torch_or_skip()
     s = torch.cuda.Stream()
-    view = sl.StreamView(s)
+    before = sl.StreamView(s)
+    kept = (before.device, before.id, before.priority, before.flags)  # read now, kept
+    fresh = sl.StreamView(s)
     g = torch.cuda.CUDAGraph()
     x = torch.zeros(16, device="cuda")
     torch.cuda.synchronize()
     with torch.cuda.graph(g, stream=s):
         x += 1
-        capturing = view.is_capturing
-        facts = (view.device, view.id, view.priority, view.flags)  # capture-safe queries
-    assert capturing and not view.is_capturing
-    assert facts[0] == 0
-    g.replay()
+        capturing = fresh.is_capturing
+        during = (before.device, before.id, before.priority, before.flags)
+        device, priority = fresh.device, fresh.priority  # read without invalidating the capture
+        with pytest.raises(RuntimeError, match="capturing a CUDA graph") as refused:
+            fresh.id  # only cudaStreamGetId knows it, and it would invalidate the capture
+        x += 1
+    assert capturing and not fresh.is_capturing
+    assert during == kept and device == kept[0] and priority == kept[2]
+    assert "read it before the capture begins" in str(refused.value)
+    g.replay()  # the capture was not invalidated
     torch.cuda.synchronize()
-    assert x[0].item() == 1.0
+    assert x[0].item() == 2.0
+    assert fresh.id == kept[1]  # after the capture: read and kept
 
 
 def test_stream_pool(sl):
@@ -199,6 +207,33 @@ def test_a_stream_is_kept_alive_by_cpp_after_python_dropped_it(sl, bridge_module
     nb.sync_held(0)
     assert sl.StreamView(sl.from_address(handle)).id == sid  # the same stream, not a reused handle
     nb.release_held()  # destroyed now
+
+
+def test_an_owning_reference_reaches_cpp_without_keeping_python_objects(sl, bridge_modules):
+    torch = torch_or_skip()
+    nb, pb = bridge_modules
+    nb.release_held()
+
+    class OffersOwned:
+        def __init__(self, stream):
+            self.stream = stream
+
+        def __cuda_stream_owned__(self):
+            return self.stream.__cuda_stream_owned__()
+
+    stream = sl.Stream.create()
+    handle = stream.handle
+    offer = OffersOwned(stream)
+    nb.hold(offer)  # a shared_stream parameter takes the capsule
+    import weakref
+
+    alive = weakref.ref(offer)
+    del offer, stream
+    gc.collect()
+    assert alive() is None  # C++ holds the stream, not the Python object
+    assert nb.held_use_count(0) == 1
+    fill_and_check(torch, handle)
+    nb.release_held()
 
 
 def test_a_cpp_stream_reaches_python_as_the_package_type(sl, bridge_modules):

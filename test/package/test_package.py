@@ -162,6 +162,81 @@ def test_queries_without_a_gpu_name_the_cuda_error(streamlike):
         view.sync()
 
 
+# --- Owning references through __cuda_stream_owned__ -------------------------------------------
+
+
+class OffersOwned:
+    """An object that hands out owning references only (no __cuda_stream__)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __cuda_stream_owned__(self):
+        return self.stream.__cuda_stream_owned__()
+
+
+class OffersBoth(OffersOwned):
+    def __cuda_stream__(self):
+        return self.stream.__cuda_stream__()
+
+
+def test_a_stream_gives_out_owning_capsules(streamlike):
+    stream = streamlike.Stream(Exporter(0x90))
+    capsule = stream.__cuda_stream_owned__()
+    assert type(capsule).__name__ == "PyCapsule" and "cuda_stream_owned" in repr(capsule)
+    assert stream.use_count == 2  # the capsule holds one reference
+    del capsule
+    assert stream.use_count == 1  # an unconsumed capsule releases it
+
+
+def test_stream_takes_an_owning_reference_where_offered(streamlike):
+    original = streamlike.Stream(Exporter(0x91))
+    for offer in (OffersOwned(original), OffersBoth(original)):
+        taken = streamlike.Stream(offer)
+        assert taken.source == "owned-capsule" and taken.handle == 0x91 and taken.exporter is offer
+        assert original.use_count == 2
+        del taken
+        assert original.use_count == 1
+
+
+def test_stream_view_reads_the_protocol_first_and_the_capsule_when_alone(streamlike):
+    original = streamlike.Stream(Exporter(0x92))
+    both = streamlike.StreamView(OffersBoth(original))
+    assert both.source == "protocol" and original.use_count == 1
+    alone = streamlike.StreamView(OffersOwned(original))
+    assert alone.source == "owned-capsule" and alone.handle == 0x92
+    assert original.use_count == 2  # the view holds the reference it was given
+    del alone
+    assert original.use_count == 1
+
+
+def test_bad_owning_offers_name_what_was_wrong(streamlike):
+    class ReturnsInt:
+        def __cuda_stream_owned__(self):
+            return 5
+
+    with pytest.raises(TypeError, match="cuda_stream_owned"):
+        streamlike.Stream(ReturnsInt())
+    capsule = streamlike.Stream(Exporter(0x93)).__cuda_stream_owned__()
+
+    class ReturnsSame:
+        def __cuda_stream_owned__(self):
+            return capsule
+
+    streamlike.Stream(ReturnsSame())  # consumes it
+    with pytest.raises(ValueError, match="consumed"):
+        streamlike.Stream(ReturnsSame())
+
+    class Declines:
+        def __cuda_stream_owned__(self):
+            return None
+
+    with pytest.raises(TypeError, match="__cuda_stream__"):
+        streamlike.Stream(Declines())  # no owning reference and no protocol
+    assert streamlike.Stream(type("Fallback", (Declines,), {"__cuda_stream__": lambda self: (0, 0x94)})()).source == (
+        "protocol")
+
+
 # --- The integer decoders ----------------------------------------------------------------------
 
 
@@ -305,6 +380,21 @@ def test_a_package_stream_crosses_modules_as_one_object_type(streamlike, bridge_
     assert type(through_pb) is streamlike.Stream
     assert through_pb.handle == 0x80 and through_pb.use_count == 3  # stream, through_nb, through_pb
     assert nb.handle_of(streamlike.StreamView(stream)) == 0x80
+
+
+def test_an_owning_reference_crosses_into_a_module_without_the_python_object(streamlike, bridge_modules):
+    nb, _ = bridge_modules
+    nb.release_held()
+    stream = streamlike.Stream(Exporter(0xA0))
+    offer = OffersOwned(stream)
+    nb.hold(offer)  # the module's shared_stream parameter takes the capsule
+    alive = weakref.ref(offer)
+    del offer
+    gc.collect()
+    assert alive() is None
+    assert stream.use_count == 2
+    nb.release_held()
+    assert stream.use_count == 1
 
 
 def test_a_module_keeps_its_own_type_when_told_to(installed, bridge_modules):

@@ -28,7 +28,7 @@ def owning() -> Stream:
     end.sync()
     ms: float = start.elapsed_ms(end)
     done: bool = end.is_done() and s.is_done()
-    print(ms, done, s.owning, s.use_count, s.__cuda_stream__())
+    print(ms, done, s.owning, s.use_count, s.__cuda_stream__(), s.__cuda_stream_owned__())
     streamlike.wait(s, shared)
     return s
 
