@@ -5,6 +5,7 @@ __cuda_stream__) without owning it; Stream owns a stream shared with C++ extensi
 on streamlike's casters, which return this same Stream type.
 """
 
+import os
 from typing import Protocol, runtime_checkable
 
 from ._streamlike import (
@@ -26,6 +27,11 @@ class CudaStreamLike(Protocol):
     def __cuda_stream__(self) -> tuple[int, int]: ...
 
 
+def get_include() -> str:
+    """The folder holding streamlike/c/owned_stream.h (the owned-stream C ABI), for C and Cython builds."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+
+
 __all__ = [
     "CudaStreamLike",
     "Event",
@@ -35,5 +41,6 @@ __all__ = [
     "from_address",
     "from_cai_stream",
     "from_dlpack_stream",
+    "get_include",
     "wait",
 ]

@@ -10,6 +10,7 @@ __all__ = [
     "from_address",
     "from_cai_stream",
     "from_dlpack_stream",
+    "get_include",
     "wait",
 ]
 
@@ -121,3 +122,6 @@ def from_dlpack_stream(stream: int | None) -> StreamView | None:
 
 def from_cai_stream(stream: int | None) -> StreamView | None:
     """The stream a __cuda_array_interface__ "stream" field names; None for None (no synchronization)."""
+
+def get_include() -> str:
+    """The folder holding streamlike/c/owned_stream.h (the owned-stream C ABI), for C and Cython builds."""

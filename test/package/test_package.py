@@ -48,6 +48,12 @@ def test_the_installed_package_imports_in_its_own_interpreter(installed):
     assert out.stdout.strip().startswith(installed.site)
 
 
+def test_the_package_ships_the_owned_stream_c_headers(streamlike):
+    include = streamlike.get_include()
+    for header in ("owned_stream.h", "owned_stream_python.h"):
+        assert os.path.isfile(os.path.join(include, "streamlike", "c", header)), header
+
+
 def test_the_package_exports_its_api(streamlike):
     for name in streamlike.__all__:
         assert hasattr(streamlike, name), name
