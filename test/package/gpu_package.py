@@ -1,10 +1,28 @@
 """The streamlike package with a GPU: streams of torch, CuPy, cuda.core and numba-cuda read by
 StreamView and Stream, a Stream consumed by each of them, and a Stream kept alive by C++ after
 Python dropped it. Each test skips without a GPU or without its framework."""
+import ctypes
 import gc
-import os
 
 import pytest
+
+
+def _driver_problem():
+    """Why no GPU can be used (asked of the driver directly, before building the package), or None."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        return f"no CUDA driver ({e})"
+    if cuda.cuInit(0) != 0:
+        return "the CUDA driver has no usable device (cuInit failed)"
+    count = ctypes.c_int(0)
+    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return "no CUDA device"
+    return None
+
+
+if _driver_problem() is not None:
+    pytest.skip(_driver_problem(), allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
