@@ -45,7 +45,8 @@ inline void release_fake(streamlike_owned_stream* self) {
 }
 
 /// A new counted struct for fake handle `address` (its facts filled in), version `major`.0.
-inline streamlike_owned_stream* make_fake(std::uintptr_t address, unsigned major = STREAMLIKE_OWNED_STREAM_MAJOR_VERSION) {
+inline streamlike_owned_stream* make_fake(std::uintptr_t address,
+                                          unsigned major = STREAMLIKE_OWNED_STREAM_MAJOR_VERSION) {
   auto* reference = new fake_reference;
   streamlike_owned_stream& abi = reference->abi;
   abi.major_version = major;
