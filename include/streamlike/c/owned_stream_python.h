@@ -65,12 +65,14 @@ static inline streamlike_owned_stream* streamlike_owned_stream_from_capsule(PyOb
   if (name == NULL && PyErr_Occurred()) return NULL;
   if (name != NULL && strcmp(name, STREAMLIKE_OWNED_STREAM_USED_CAPSULE_NAME) == 0) {
     PyErr_SetString(PyExc_ValueError,
-                    "the '" STREAMLIKE_OWNED_STREAM_CAPSULE_NAME "' capsule was consumed already (it is named '" STREAMLIKE_OWNED_STREAM_USED_CAPSULE_NAME "'); "
+                    "the '" STREAMLIKE_OWNED_STREAM_CAPSULE_NAME
+                    "' capsule was consumed already (it is named '" STREAMLIKE_OWNED_STREAM_USED_CAPSULE_NAME "'); "
                     "each capsule gives its reference once: call __cuda_stream_owned__() again for another");
     return NULL;
   }
   if (name == NULL || strcmp(name, STREAMLIKE_OWNED_STREAM_CAPSULE_NAME) != 0) {
-    PyErr_Format(PyExc_TypeError, "expected a PyCapsule named '" STREAMLIKE_OWNED_STREAM_CAPSULE_NAME "', got one named '%.200s'",
+    PyErr_Format(PyExc_TypeError,
+                 "expected a PyCapsule named '" STREAMLIKE_OWNED_STREAM_CAPSULE_NAME "', got one named '%.200s'",
                  name != NULL ? name : "(null)");
     return NULL;
   }
@@ -83,7 +85,8 @@ static inline streamlike_owned_stream* streamlike_owned_stream_from_capsule(PyOb
   }
   if (owned->major_version != STREAMLIKE_OWNED_STREAM_MAJOR_VERSION) {
     PyErr_Format(PyExc_ValueError,
-                 "the '" STREAMLIKE_OWNED_STREAM_CAPSULE_NAME "' capsule holds a streamlike_owned_stream of unknown major version %u.%u; "
+                 "the '" STREAMLIKE_OWNED_STREAM_CAPSULE_NAME
+                 "' capsule holds a streamlike_owned_stream of unknown major version %u.%u; "
                  "this consumer understands major version %d (the capsule is left unconsumed and releases it)",
                  (unsigned)owned->major_version, (unsigned)owned->minor_version, STREAMLIKE_OWNED_STREAM_MAJOR_VERSION);
     return NULL;
