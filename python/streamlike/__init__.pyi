@@ -19,6 +19,11 @@ class CudaStreamLike(Protocol):
 
     def __cuda_stream__(self) -> tuple[int, int]: ...
 
+class _CudaStreamOwner(Protocol):
+    """An object handing out owning references (docs/owned-stream-abi.md)."""
+
+    def __cuda_stream_owned__(self) -> object: ...
+
 @final
 class Event:
     """A recorded CUDA event, made by Stream.record() or StreamView.record()."""
@@ -33,7 +38,7 @@ class Event:
 class StreamView:
     """A non-owning view of any stream object's CUDA stream; keeps the object alive."""
 
-    def __init__(self, obj: CudaStreamLike, /) -> None: ...
+    def __init__(self, obj: CudaStreamLike | _CudaStreamOwner, /) -> None: ...
     @property
     def handle(self) -> int: ...
     @property
@@ -64,7 +69,7 @@ class StreamView:
 class Stream:
     """A CUDA stream shared between Python and C++: Stream.create() or Stream(obj)."""
 
-    def __init__(self, obj: CudaStreamLike, /) -> None: ...
+    def __init__(self, obj: CudaStreamLike | _CudaStreamOwner, /) -> None: ...
     @classmethod
     def create(cls, device: int | None = None, priority: int = 0, non_blocking: bool = True) -> Stream: ...
     @property

@@ -33,6 +33,18 @@ def owning() -> Stream:
     return s
 
 
+class OnlyOwned:
+    def __init__(self, stream: Stream) -> None:
+        self.stream = stream
+
+    def __cuda_stream_owned__(self) -> object:
+        return self.stream.__cuda_stream_owned__()
+
+
+def from_capsule(s: Stream) -> tuple[Stream, StreamView]:
+    return Stream(OnlyOwned(s)), StreamView(OnlyOwned(s))
+
+
 def pooled() -> Stream:
     pool = StreamPool(4, device=None)
     n: int = len(pool) + pool.size + pool.device
