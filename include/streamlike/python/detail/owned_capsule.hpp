@@ -50,8 +50,14 @@ enum class owned_read {
 [[nodiscard]] inline owned_read read_owned(PyObject* obj, shared_stream& out) noexcept {
   PyObject* name = cuda_stream_owned_name();
   if (name == nullptr) return owned_read::failed;
+#if defined(Py_GIL_DISABLED)
+  // Free-threaded: a borrowed result could be freed by another thread; take a reference.
+  const owned_object method = owned_object::steal(_PyType_LookupRef(Py_TYPE(obj), name));
+  if (!method || method.get() == Py_None) return owned_read::not_offered;
+#else
   PyObject* method = _PyType_Lookup(Py_TYPE(obj), name); // borrowed; CPython's method cache
   if (method == nullptr || method == Py_None) return owned_read::not_offered;
+#endif
   PyObject* call_args[2] = {nullptr, obj}; // slot 0 free for PY_VECTORCALL_ARGUMENTS_OFFSET
   const owned_object capsule =
       owned_object::steal(PyObject_VectorcallMethod(name, call_args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
