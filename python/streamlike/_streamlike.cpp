@@ -381,12 +381,11 @@ PyObject* get_is_capturing(PyObject* self, void*) {
 PyObject* method_sync(PyObject* self, PyObject*) {
   // Without the GIL: other Python threads run while this one waits for the GPU.
   const cudaStream_t handle = handle_of(self);
-  return guarded([&]() -> PyObject* {
-    cudaError_t code = cudaSuccess;
-    Py_BEGIN_ALLOW_THREADS code = cudaStreamSynchronize(handle);
-    Py_END_ALLOW_THREADS if (code != cudaSuccess) streamlike::detail::throw_error(code, "Stream.sync: cudaStreamSynchronize");
-    Py_RETURN_NONE;
-  });
+  PyThreadState* saved = PyEval_SaveThread();
+  const cudaError_t code = cudaStreamSynchronize(handle);
+  PyEval_RestoreThread(saved);
+  if (code != cudaSuccess) return raise_cuda("sync: cudaStreamSynchronize", code);
+  Py_RETURN_NONE;
 }
 
 PyObject* method_is_done(PyObject* self, PyObject*) {
