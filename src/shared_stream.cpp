@@ -2,6 +2,7 @@
 // include/streamlike/detail/stream_control_block.hpp).
 #include "cuda_context.hpp"
 #include "error_messages.hpp"
+#include "shared_stream_access.hpp"
 #include "stream_lifecycle.hpp"
 #include "stream_operations.hpp"
 
@@ -49,10 +50,6 @@ private:
 };
 
 } // namespace
-
-struct shared_stream_access {
-  static shared_stream make(stream_control_block* block) noexcept { return shared_stream(block); }
-};
 
 namespace {
 

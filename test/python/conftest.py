@@ -54,3 +54,13 @@ def bridge(request):
     yield module
     # Nothing a test held may leak into the next one.
     module.release_held()
+
+
+def owned_module_pairs():
+    """(producer, consumer) pairs of the owning-exchange test modules, both ways across bindings
+    (STREAMLIKE_PY_OWNED_MODULES names those meson built)."""
+    names = os.environ.get("STREAMLIKE_PY_OWNED_MODULES", "streamlike_owned_nb_test,streamlike_owned_pb_test")
+    modules = [import_bridge(n) for n in names.split(",") if n]
+    if len(modules) < 2:
+        return [(m, m) for m in modules]
+    return [(modules[0], modules[1]), (modules[1], modules[0])]

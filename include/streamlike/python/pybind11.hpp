@@ -15,6 +15,9 @@
 //                             object until its last C++ copy is dropped (from any thread: the GIL is
 //                             taken; skipped while the interpreter finalizes). A streamlike.Stream of
 //                             this module that owns its stream shares it directly.
+//                             An object with __cuda_stream_owned__ (a streamlike.Stream of another
+//                             module, any producer of docs/owned-stream-abi.md) gives an owning
+//                             reference instead: no Python object is kept, no GIL on the last drop.
 //   std::optional<...> of either (with <pybind11/stl.h>): None gives an empty optional.
 //   streamlike::python::dlpack_stream, cai_stream
 //                             None or an int in the DLPack / __cuda_array_interface__ convention,

@@ -8,6 +8,7 @@
 #include <streamlike/python/detail/decode_info.hpp>
 #include <streamlike/python/detail/decode_problem.hpp>
 #include <streamlike/python/detail/known_exporters.hpp>
+#include <streamlike/python/detail/owned_capsule.hpp>
 #include <streamlike/python/detail/outcome.hpp>
 #include <streamlike/python/detail/py_ref.hpp>
 #include <streamlike/python/detail/saved_error.hpp>
@@ -78,19 +79,34 @@ namespace streamlike::python::detail {
   return report(obj, convert, read_view(obj, out));
 }
 
-/// The shared_stream argument `obj`: it holds a strong reference to the object until its last C++
-/// reference drops. Our own owning streamlike.Stream shares its stream instead.
-[[nodiscard]] inline outcome decode_shared(PyObject* obj, bool convert, shared_stream& out) noexcept {
-  if (const stream_object* own = own_stream_object(obj); own != nullptr && own->owner) {
-    out = own->owner; // one atomic increment
-    return outcome::ok;
-  }
+/// The shared_stream argument `obj`, borrowed: it holds a strong reference to the object until its
+/// last C++ reference drops (taking the GIL then).
+[[nodiscard]] inline outcome decode_shared_borrowed(PyObject* obj, bool convert, shared_stream& out) noexcept {
   stream_view view = stream_view::legacy_default();
   if (const outcome o = report(obj, convert, read_view(obj, view)); o != outcome::ok) return o;
   return translate_exceptions(outcome::failed, [&] {
     out = shared_stream::keep_alive(view, py_ref(obj)); // no CUDA call; may throw std::bad_alloc
     return outcome::ok;
   });
+}
+
+/// The shared_stream argument `obj`. Our own owning streamlike.Stream shares its stream; an object
+/// with __cuda_stream_owned__ gives an owning reference (no Python object kept alive, no GIL on the
+/// last drop); any other is borrowed (decode_shared_borrowed).
+[[nodiscard]] inline outcome decode_shared(PyObject* obj, bool convert, shared_stream& out) noexcept {
+  if (const stream_object* own = own_stream_object(obj); own != nullptr) {
+    if (own->owner) {
+      out = own->owner; // one atomic increment
+      return outcome::ok;
+    }
+    return decode_shared_borrowed(obj, convert, out); // a view: there is nothing to own
+  }
+  switch (read_owned(obj, out)) {
+    case owned_read::taken: return outcome::ok;
+    case owned_read::failed: return outcome::failed;
+    case owned_read::not_offered: break;
+  }
+  return decode_shared_borrowed(obj, convert, out);
 }
 
 } // namespace streamlike::python::detail

@@ -5,6 +5,7 @@
 #define STREAMLIKE_PYTHON_DETAIL_STREAM_OBJECT_HPP
 
 #include <streamlike/python/detail/cpython.hpp>
+#include <streamlike/python/detail/owned_capsule.hpp>
 #include <streamlike/shared_stream.hpp>
 
 #include <atomic>
@@ -71,6 +72,12 @@ inline PyObject* stream_object_cuda_stream(PyObject* self, PyObject*) {
   return result;
 }
 
+// The owning exchange (docs/owned-stream-abi.md): a capsule holding one more reference, or None
+// for a non-owning Stream (the consumer then borrows through __cuda_stream__).
+inline PyObject* stream_object_cuda_stream_owned(PyObject* self, PyObject*) {
+  return owned_capsule(as_stream_object(self)->owner);
+}
+
 inline PyObject* stream_object_get_handle(PyObject* self, void*) {
   return handle_to_int(as_stream_object(self)->handle);
 }
@@ -114,6 +121,9 @@ inline PyObject* stream_object_new(PyTypeObject*, PyObject*, PyObject*) {
   static PyMethodDef methods[] = {
       {"__cuda_stream__", &stream_object_cuda_stream, METH_NOARGS,
        "__cuda_stream__() -> tuple[int, int]\n\nThe CUDA Stream Protocol: (0, the cudaStream_t address)."},
+      {"__cuda_stream_owned__", &stream_object_cuda_stream_owned, METH_NOARGS,
+       "__cuda_stream_owned__() -> PyCapsule | None\n\nAn owning reference to the stream in a PyCapsule named "
+       "'cuda_stream_owned' (docs/owned-stream-abi.md), or None if this Stream does not own its stream."},
       {nullptr, nullptr, 0, nullptr}};
   static PyGetSetDef getset[] = {
       {"handle", &stream_object_get_handle, nullptr,

@@ -1,0 +1,46 @@
+"""streamlike: CUDA streams shared between Python libraries and C++ (docs/python-package.md).
+
+StreamView(obj) reads any stream object (torch, CuPy, cuda.core, numba-cuda, anything with
+__cuda_stream__) without owning it; Stream owns a stream shared with C++ extension modules built
+on streamlike's casters, which return this same Stream type.
+"""
+
+import os
+from typing import Protocol, runtime_checkable
+
+from ._streamlike import (
+    Event,
+    Stream,
+    StreamPool,
+    StreamView,
+    from_address,
+    from_cai_stream,
+    from_dlpack_stream,
+    wait,
+)
+
+
+@runtime_checkable
+class CudaStreamLike(Protocol):
+    """Any object implementing the CUDA Stream Protocol (what StreamView and Stream accept)."""
+
+    def __cuda_stream__(self) -> tuple[int, int]: ...
+
+
+def get_include() -> str:
+    """The folder holding streamlike/c/owned_stream.h (the owned-stream C ABI), for C and Cython builds."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+
+
+__all__ = [
+    "CudaStreamLike",
+    "Event",
+    "Stream",
+    "StreamPool",
+    "StreamView",
+    "from_address",
+    "from_cai_stream",
+    "from_dlpack_stream",
+    "get_include",
+    "wait",
+]
