@@ -4,7 +4,9 @@
 // its own. This program interposes the CUDA runtime calls streamlike makes on a stream (the
 // libraries link the shared cudart, and a definition in the program comes first in the symbol
 // lookup), so the streams are fake handles whose destructions are counted: no GPU needed. It
-// makes no other CUDA call. Exit status 0 or 1, each failure printed.
+// makes no other CUDA call: the interposed functions are every call streamlike makes when it
+// adopts, queries and destroys a stream (a real runtime must never see a fake handle: with a GPU
+// present it could crash). Exit status 0 or 1, each failure printed.
 #include <streamlike/c/owned_stream.h>
 
 #include <cuda_runtime_api.h>
@@ -51,6 +53,12 @@ cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned int* flags) {
 cudaError_t cudaStreamGetPriority(cudaStream_t s, int* priority) {
   if (fake_index(s) < 0) return cudaErrorInvalidResourceHandle;
   *priority = 0;
+  return cudaSuccess;
+}
+// Asked before the stream's queries, which a capture would not survive: a fake stream never captures.
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
+  if (fake_index(s) < 0) return cudaErrorInvalidResourceHandle;
+  *status = cudaStreamCaptureStatusNone;
   return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
