@@ -1,4 +1,5 @@
 // capture_scope (include/streamlike/capture.hpp).
+#include "capture_checks.hpp"
 #include "error_messages.hpp"
 
 #include <streamlike/capture.hpp>
@@ -7,6 +8,9 @@
 namespace streamlike {
 
 capture_scope capture_scope::begin_on(stream_view stream, capture_mode mode) {
+  // CUDA's own refusal (cudaErrorIllegalState) would invalidate the capture already under way.
+  detail::capture::refuse_if_capturing(stream.get(), "capture_scope", "begin",
+                                       "beginning a second capture on it (cudaStreamBeginCapture)");
   detail::throw_if_error(cudaStreamBeginCapture(stream.get(), static_cast<cudaStreamCaptureMode>(mode)),
                          "capture_scope::begin: cudaStreamBeginCapture");
   return capture_scope(stream.get());

@@ -39,8 +39,7 @@ cudaStreamCaptureStatus status_of(cudaStream_t stream, std::string_view type, st
   return status;
 }
 
-void refuse_if_capturing(cudaStream_t stream, std::string_view type, std::string_view operation,
-                         std::string_view why) {
+void refuse_if_capturing(cudaStream_t stream, std::string_view type, std::string_view operation, std::string_view why) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   const cudaError_t code = cudaStreamIsCapturing(stream, &status);
   if (code != cudaSuccess) [[unlikely]] {

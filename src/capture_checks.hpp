@@ -26,14 +26,12 @@ public:
 
 /// cudaStreamIsCapturing (safe in every mode); throws streamlike::error naming "<type>::<operation>"
 /// on failure.
-[[nodiscard]] cudaStreamCaptureStatus status_of(cudaStream_t stream, std::string_view type,
-                                                std::string_view operation);
+[[nodiscard]] cudaStreamCaptureStatus status_of(cudaStream_t stream, std::string_view type, std::string_view operation);
 
 /// Throws capturing_error if `stream` is in a capture (active or invalidated); `why` says which
 /// CUDA call the operation would have to make. A stream CUDA cannot ask about (an invalid
 /// handle, no driver) passes: the operation's own call then reports the failure.
-void refuse_if_capturing(cudaStream_t stream, std::string_view type, std::string_view operation,
-                         std::string_view why);
+void refuse_if_capturing(cudaStream_t stream, std::string_view type, std::string_view operation, std::string_view why);
 
 /// cudaStreamGetCaptureInfo, as a capture_state.
 [[nodiscard]] capture_state state_of(cudaStream_t stream, std::string_view type);

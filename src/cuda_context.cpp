@@ -63,11 +63,14 @@ bool driver_device_of(cudaStream_t stream, int& device) noexcept {
 int device_of(cudaStream_t stream, std::string_view type, std::string_view operation) {
   int device = -1;
   if (names_a_default_stream(stream)) {
-    throw_if_error_of(cudaGetDevice(&device), type, std::string(operation) + ": cudaGetDevice");
+    if (cudaGetDevice(&device) == cudaSuccess) [[likely]]
+      return device;
+    (void)cudaGetLastError();
+  } else if (driver_device_of(stream, device)) [[likely]] {
     return device;
   }
-  if (driver_device_of(stream, device)) [[likely]]
-    return device;
+  // No answer without the runtime's stream query: it reports the failure in its own words (no
+  // driver, an invalid handle), and is made only on a stream that is not capturing.
   capture::refuse_if_capturing(stream, type, operation, "cudaStreamGetDevice");
   throw_if_error_of(cudaStreamGetDevice(stream, &device), type, std::string(operation) + ": cudaStreamGetDevice");
   return device;

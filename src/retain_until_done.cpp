@@ -51,7 +51,9 @@ public:
   }
 
 private:
-  release_queue() { std::thread([this] { run(); }).detach(); }
+  release_queue() {
+    std::thread([this] { run(); }).detach();
+  }
 
   [[noreturn]] void run() noexcept {
     for (;;) {
@@ -101,8 +103,8 @@ void retain_until_done(stream_view stream, std::unique_ptr<retained_object> obje
     // The graph being built holds the only reference (moved to it): the object lives as long as the
     // graph and every executable graph instantiated from it, and their launches.
     cudaUserObject_t user_object = nullptr;
-    const cudaError_t created = cudaUserObjectCreate(&user_object, node.get(), release_when_called, 1,
-                                                     cudaUserObjectNoDestructorSync);
+    const cudaError_t created =
+        cudaUserObjectCreate(&user_object, node.get(), release_when_called, 1, cudaUserObjectNoDestructorSync);
     throw_if_error(created, "retain_until_done: cudaUserObjectCreate");
     (void)node.release(); // the user object's destructor queues it
     const cudaError_t retained = cudaGraphRetainUserObject(graph, user_object, 1, cudaGraphUserObjectMove);

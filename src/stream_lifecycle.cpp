@@ -65,7 +65,8 @@ cudaStream_t create_stream(const stream_options& options, const char* who) {
 stream_facts query_facts(cudaStream_t handle, const char* type, const char* operation) {
   stream_facts facts;
   // The id and the flags have no capture-safe query: a capturing stream is refused before them.
-  capture::refuse_if_capturing(handle, type, operation, "asking its id and flags (cudaStreamGetId, cudaStreamGetFlags)");
+  capture::refuse_if_capturing(handle, type, operation,
+                               "asking its id and flags (cudaStreamGetId, cudaStreamGetFlags)");
   throw_if_error(cudaStreamGetDevice(handle, &facts.device), "cudaStreamGetDevice");
   throw_if_error(cudaStreamGetId(handle, &facts.id), "cudaStreamGetId");
   throw_if_error(cudaStreamGetFlags(handle, &facts.flags), "cudaStreamGetFlags");

@@ -46,8 +46,8 @@ enum class capture_mode {
 class STREAMLIKE_API capture_scope {
 public:
   /// Begins capturing `stream` (any stream_like object; an owner as an lvalue) in `mode`
-  /// (cudaStreamBeginCapture). Throws streamlike::error if CUDA refuses (a default legacy stream,
-  /// a stream already capturing).
+  /// (cudaStreamBeginCapture). Throws streamlike::error if CUDA refuses (e.g. the legacy default
+  /// stream), and, without touching the capture, for a stream that is already capturing.
   template <class S>
     requires stream_like<S>
   [[nodiscard]] static capture_scope begin(S&& stream, capture_mode mode = capture_mode::global) {
@@ -84,7 +84,7 @@ private:
 /// Captures what `body(view)` queues on `stream` into a graph: a capture_scope around one call.
 /// If `body` throws, the capture is ended, its graph destroyed and the exception passed on.
 template <class S, class Body>
-  requires(stream_like<S> && std::invocable<Body&, stream_view>)
+  requires(stream_like<S>&& std::invocable<Body&, stream_view>)
 [[nodiscard]] graph capture(S&& stream, Body&& body, capture_mode mode = capture_mode::global) {
   capture_scope scope = capture_scope::begin(std::forward<S>(stream), mode);
   std::invoke(body, scope.stream());

@@ -95,16 +95,12 @@ public:
   /// launch (and what get_stream throws, e.g. for an empty owner).
   template <class S>
     requires stream_like<S>
-  void launch(S&& stream) const {
-    launch_on(streamlike::get_stream(std::forward<S>(stream)));
-  }
+  void launch(S&& stream) const { launch_on(streamlike::get_stream(std::forward<S>(stream))); }
   /// Uploads the graph to the device ahead of its first launch (cudaGraphUpload), so that launch
   /// does not pay for it. Throws as launch does.
   template <class S>
     requires stream_like<S>
-  void upload(S&& stream) const {
-    upload_on(streamlike::get_stream(std::forward<S>(stream)));
-  }
+  void upload(S&& stream) const { upload_on(streamlike::get_stream(std::forward<S>(stream))); }
 
   void swap(graph_exec& other) noexcept { std::swap(handle_, other.handle_); }
   friend void swap(graph_exec& a, graph_exec& b) noexcept { a.swap(b); }
