@@ -1,4 +1,5 @@
 // graph and graph_exec (include/streamlike/graph.hpp).
+#include "capture_checks.hpp"
 #include "error_messages.hpp"
 
 #include <streamlike/error.hpp>
@@ -68,11 +69,15 @@ void graph_exec::require_handle(const char* what) const {
 
 void graph_exec::launch_on(stream_view stream) const {
   require_handle("launch");
+  // CUDA refuses a graph launch on a capturing stream (cudaErrorStreamCaptureUnsupported) and that
+  // refusal invalidates the capture: refuse first, by name.
+  detail::capture::refuse_if_capturing(stream.get(), "graph_exec", "launch", "launching a graph (cudaGraphLaunch)");
   detail::throw_if_error(cudaGraphLaunch(handle_, stream.get()), "graph_exec::launch: cudaGraphLaunch");
 }
 
 void graph_exec::upload_on(stream_view stream) const {
   require_handle("upload");
+  detail::capture::refuse_if_capturing(stream.get(), "graph_exec", "upload", "uploading a graph (cudaGraphUpload)");
   detail::throw_if_error(cudaGraphUpload(handle_, stream.get()), "graph_exec::upload: cudaGraphUpload");
 }
 

@@ -90,14 +90,15 @@ public:
   [[nodiscard]] cudaGraphExec_t release() noexcept { return std::exchange(handle_, nullptr); }
 
   /// Queues one run of the graph on `stream` (cudaGraphLaunch): after the work queued there so
-  /// far, before the work queued later. On a capturing stream the launch is captured (CUDA
-  /// records it as a child graph). Throws streamlike::error on an empty graph_exec or a failed
-  /// launch (and what get_stream throws, e.g. for an empty owner).
+  /// far, before the work queued later. Refused by name on a capturing stream, before CUDA's own
+  /// refusal would invalidate the capture (CUDA 13 does not capture graph launches). Throws
+  /// streamlike::error on an empty graph_exec or a failed launch (and what get_stream throws,
+  /// e.g. for an empty owner).
   template <class S>
     requires stream_like<S>
   void launch(S&& stream) const { launch_on(streamlike::get_stream(std::forward<S>(stream))); }
   /// Uploads the graph to the device ahead of its first launch (cudaGraphUpload), so that launch
-  /// does not pay for it. Throws as launch does.
+  /// does not pay for it. Throws as launch does, and is refused on a capturing stream too.
   template <class S>
     requires stream_like<S>
   void upload(S&& stream) const { upload_on(streamlike::get_stream(std::forward<S>(stream))); }

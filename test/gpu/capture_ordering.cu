@@ -35,10 +35,22 @@ unsigned long long capture_id(cudaStream_t s) {
   return status == cudaStreamCaptureStatusActive ? id : 0;
 }
 
-// Ends the capture of `s`, replays its graph `replays` times on `s` and synchronizes.
-void replay(cudaStream_t s, int replays) {
+// Ends the capture of `s`.
+cudaGraph_t end_capture(cudaStream_t s) {
   cudaGraph_t graph = nullptr;
   GPU_REQUIRE_CUDA(cudaStreamEndCapture(s, &graph));
+  return graph;
+}
+
+// Replays `graph` `replays` times on `s`, synchronizes and destroys it. Instantiating is itself
+// refused while this thread captures in global or thread-local mode: call it after every capture
+// of the thread has ended.
+void replay(cudaStream_t s, cudaGraph_t graph, int replays);
+
+// Ends the capture of `s` and replays its graph.
+void replay(cudaStream_t s, int replays) { replay(s, end_capture(s), replays); }
+
+void replay(cudaStream_t s, cudaGraph_t graph, int replays) {
   cudaGraphExec_t exec = nullptr;
   GPU_REQUIRE_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   for (int i = 0; i < replays; ++i) GPU_REQUIRE_CUDA(cudaGraphLaunch(exec, s));
@@ -132,8 +144,10 @@ TEST_CASE("a capturing stream waiting on a stream of another capture is refused,
   CHECK(refused);
   CHECK(capture_id(a.get()) != 0);
   CHECK(capture_id(b.get()) != 0);
-  replay(b.get(), 2);
-  replay(a.get(), 3);
+  cudaGraph_t graph_b = end_capture(b.get());
+  cudaGraph_t graph_a = end_capture(a.get());
+  replay(b.get(), graph_b, 2);
+  replay(a.get(), graph_a, 3);
   CHECK(out.read(0) == 3);
   CHECK(out.read(1) == 2);
 }

@@ -73,7 +73,8 @@ bool destroyed_after_a_while(const death_report& report) {
 
 std::thread::id callback_thread_of(cudaStream_t s) {
   static std::thread::id seen;
-  GPU_REQUIRE_CUDA(cudaLaunchHostFunc(s, [](void*) { seen = std::this_thread::get_id(); }, nullptr));
+  GPU_REQUIRE_CUDA(cudaLaunchHostFunc(
+      s, [](void*) { seen = std::this_thread::get_id(); }, nullptr));
   GPU_REQUIRE_CUDA(cudaStreamSynchronize(s));
   return seen;
 }

@@ -98,7 +98,8 @@ int current_device() {
 
 TEST_CASE("stream_view on a capturing stream: the queries that can answer do, the others refuse by name") {
   const int device = current_device();
-  check_every_mode("stream_view::device", outcome::works, [&](cudaStream_t s) { CHECK(stream_view{s}.device() == device); });
+  check_every_mode("stream_view::device", outcome::works,
+                   [&](cudaStream_t s) { CHECK(stream_view{s}.device() == device); });
   check_every_mode("stream_view::priority", outcome::works, [](cudaStream_t s) { (void)stream_view{s}.priority(); });
   check_every_mode("stream_view::id", outcome::refuses, [](cudaStream_t s) { (void)stream_view{s}.id(); });
   check_every_mode("stream_view::flags", outcome::refuses, [](cudaStream_t s) { (void)stream_view{s}.flags(); });

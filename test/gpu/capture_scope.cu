@@ -173,17 +173,37 @@ TEST_CASE("capture_scope::begin on a stream that is already capturing is refused
   CHECK(g.node_count() == 0);
 }
 
-TEST_CASE("a graph launched on a capturing stream is captured as a child graph") {
+TEST_CASE("a graph_exec launched on a capturing stream is refused by name, the capture intact") {
   gpu_test::owned_stream s;
   gpu_test::mapped_ints out(1);
-  const graph inner = streamlike::capture(s.get(), [&](stream_view v) { add_kernel<<<1, 1, 0, v.get()>>>(out.device(), 1); });
+  const graph inner =
+      streamlike::capture(s.get(), [&](stream_view v) { add_kernel<<<1, 1, 0, v.get()>>>(out.device(), 1); });
   const graph_exec inner_exec = inner.instantiate();
-  const graph outer = streamlike::capture(s.get(), [&](stream_view v) {
-    inner_exec.launch(v);
-    inner_exec.launch(v);
-  });
-  const graph_exec outer_exec = outer.instantiate();
-  for (int i = 0; i < 10; ++i) outer_exec.launch(s.get());
+  for (const capture_mode mode : modes) {
+    INFO(static_cast<int>(mode));
+    capture_scope scope = capture_scope::begin(s.get(), mode);
+    add_kernel<<<1, 1, 0, s.get()>>>(out.device(), 10);
+    std::string launch_message;
+    std::string upload_message;
+    try {
+      inner_exec.launch(s.get());
+    } catch (const streamlike::error& e) {
+      launch_message = e.what();
+    }
+    try {
+      inner_exec.upload(s.get());
+    } catch (const streamlike::error& e) {
+      upload_message = e.what();
+    }
+    CHECK_MESSAGE(launch_message.find("graph_exec::launch") != std::string::npos, launch_message);
+    CHECK_MESSAGE(launch_message.find("capturing") != std::string::npos, launch_message);
+    CHECK_MESSAGE(upload_message.find("graph_exec::upload") != std::string::npos, upload_message);
+    CHECK(scope.stream().capture_info().status == streamlike::capture_status::active);
+    const graph outer = scope.end();
+    const graph_exec outer_exec = outer.instantiate();
+    outer_exec.launch(s.get());
+  }
+  inner_exec.launch(s.get()); // and eagerly it launches
   GPU_REQUIRE_CUDA(cudaStreamSynchronize(s.get()));
-  CHECK(out.read(0) == 20);
+  CHECK(out.read(0) == 31);
 }

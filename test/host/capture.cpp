@@ -51,8 +51,7 @@ TEST_CASE("a default capture_state says the stream is not capturing") {
 TEST_CASE("without a driver, begin() and the capture queries throw streamlike::error naming themselves") {
   if (device_present()) return;
   const stream_view fake{fake_handle(0x1000)};
-  check_no_device_error(thrown<streamlike::error>([&] { (void)capture_scope::begin(fake); }),
-                        "capture_scope::begin");
+  check_no_device_error(thrown<streamlike::error>([&] { (void)capture_scope::begin(fake); }), "capture_scope::begin");
   check_no_device_error(thrown<streamlike::error>([&] { (void)fake.is_capturing(); }), "stream_view::is_capturing");
   check_no_device_error(thrown<streamlike::error>([&] { (void)fake.capture_info(); }), "stream_view::capture_info");
   const streamlike::shared_stream kept = streamlike::shared_stream::keep_alive(fake, 0);

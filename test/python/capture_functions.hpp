@@ -52,8 +52,8 @@ inline void flush_released() { streamlike::detail::flush_released_objects(); }
 
 // A capture scope opened from C++: fills `bytes` bytes at `device_pointer` with `value`, retains
 // `object` in the graph, and returns the executable graph.
-inline streamlike::graph_exec capture_memset(stream_view s, std::uintptr_t device_pointer, int value,
-                                             std::size_t bytes, PyObject* object) {
+inline streamlike::graph_exec capture_memset(stream_view s, std::uintptr_t device_pointer, int value, std::size_t bytes,
+                                             PyObject* object) {
   streamlike::graph g = streamlike::capture(
       s,
       [&](stream_view capturing) {
