@@ -11,7 +11,8 @@
 //   query/shared_stream::priority(created)    ... priority
 //   query/shared_stream::device(keep_alive)   a keep-alive stream's device, cache filled
 //   query/core:stream_control_block::facts    the cache read alone, inline (no library call)
-//   diag/cudaStreamIsCapturing                the check a capture-safe wait adds
+//   diag/cudaStreamIsCapturing                the capture check, through the runtime
+//   diag/cuStreamIsCapturing                  the same on the driver (what a capture-safe wait makes)
 //
 // Without a CUDA device it says so and exits 77 (skipped) before registering anything.
 #include "gpu_bench.hpp"
@@ -21,6 +22,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cuda.h> // driver types only: the entry point comes through cudart
 #include <cuda_runtime_api.h>
 
 #include <optional>
@@ -65,6 +67,20 @@ void is_capturing(benchmark::State& state) {
   }
 }
 
+void driver_is_capturing(benchmark::State& state) {
+  void* address = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  bench_gpu::check(cudaGetDriverEntryPointByVersion("cuStreamIsCapturing", &address, 12000, cudaEnableDefault, &found),
+                   "cudaGetDriverEntryPointByVersion(cuStreamIsCapturing)");
+  const auto is_capturing_fn = reinterpret_cast<CUresult (*)(CUstream, CUstreamCaptureStatus*)>(address);
+  const cudaStream_t s = created.get();
+  for (auto _ : state) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (is_capturing_fn(s, &status) != CUDA_SUCCESS) std::exit(2);
+    benchmark::DoNotOptimize(status);
+  }
+}
+
 void register_all() {
   benchmark::RegisterBenchmark("query/shared_stream::device(created)", [](benchmark::State& st) {
     query(st, created, [](const streamlike::shared_stream& s) { return s.device(); });
@@ -83,6 +99,7 @@ void register_all() {
   });
   benchmark::RegisterBenchmark("query/core:stream_control_block::facts", core_facts);
   benchmark::RegisterBenchmark("diag/cudaStreamIsCapturing", is_capturing);
+  benchmark::RegisterBenchmark("diag/cuStreamIsCapturing", driver_is_capturing);
 }
 
 } // namespace bench_owner_queries

@@ -2,6 +2,7 @@
 // per-thread cache of timing-free events.
 #include "capture_checks.hpp"
 #include "cuda_context.hpp"
+#include "driver_entry_points.hpp"
 #include "error_messages.hpp"
 #include "stream_operations.hpp"
 
@@ -113,19 +114,44 @@ void check_capturing_consumer(cudaStream_t consumer, cudaStream_t producer, cons
 
 } // namespace
 
+namespace {
+
+// The consumer's capture status, or None for one CUDA cannot ask about (the record or the wait
+// then reports it).
+cudaStreamCaptureStatus consumer_capture_status(cudaStream_t consumer) noexcept {
+  const auto& drv = driver::get();
+  if (drv.stream_is_capturing != nullptr) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (drv.stream_is_capturing(consumer, &status) == CUDA_SUCCESS) [[likely]]
+      return static_cast<cudaStreamCaptureStatus>(status);
+  }
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(consumer, &status) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return cudaStreamCaptureStatusNone;
+  }
+  return status;
+}
+
+// cudaEventRecord + cudaStreamWaitEvent, on the driver where it has them (the runtime's own
+// bookkeeping per call costs about what the capture check costs); a failure is retried through the
+// runtime, which reports it in its own words.
+void record_and_wait(cudaStream_t consumer, cudaStream_t producer, cudaEvent_t event, const char* type) {
+  const auto& drv = driver::get();
+  if (drv.event_record == nullptr || drv.event_record(event, producer) != CUDA_SUCCESS) [[unlikely]]
+    throw_if_error_of(cudaEventRecord(event, producer), type, "wait: cudaEventRecord");
+  if (drv.stream_wait_event == nullptr || drv.stream_wait_event(consumer, event, 0) != CUDA_SUCCESS) [[unlikely]]
+    throw_if_error_of(cudaStreamWaitEvent(consumer, event, 0), type, "wait: cudaStreamWaitEvent");
+}
+
+} // namespace
+
 void stream_operations::wait(cudaStream_t consumer, cudaStream_t producer, const char* type) {
   if (producer == consumer) return;
   // One cheap, capture-safe query on the eager path; the rest only for a capturing consumer.
-  // A consumer CUDA cannot ask about is not capturing: the record or the wait below reports it.
-  cudaStreamCaptureStatus consumer_status = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(consumer, &consumer_status) != cudaSuccess) [[unlikely]] {
-    (void)cudaGetLastError();
-  } else if (consumer_status != cudaStreamCaptureStatusNone) [[unlikely]] {
+  if (consumer_capture_status(consumer) != cudaStreamCaptureStatusNone) [[unlikely]]
     check_capturing_consumer(consumer, producer, type);
-  }
-  const cudaEvent_t event = this_thread_events().get(producer, type);
-  throw_if_error_of(cudaEventRecord(event, producer), type, "wait: cudaEventRecord");
-  throw_if_error_of(cudaStreamWaitEvent(consumer, event, 0), type, "wait: cudaStreamWaitEvent");
+  record_and_wait(consumer, producer, this_thread_events().get(producer, type), type);
 }
 
 } // namespace streamlike::detail
