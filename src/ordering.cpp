@@ -112,12 +112,9 @@ void check_capturing_consumer(cudaStream_t consumer, cudaStream_t producer, cons
   }
 }
 
-} // namespace
-
-namespace {
-
 // The consumer's capture status, or None for one CUDA cannot ask about (the record or the wait
-// then reports it).
+// then reports it). Asked of the driver: the runtime's cudaStreamIsCapturing costs four times as
+// much, which the eager wait would feel (bench/RESULTS.md).
 cudaStreamCaptureStatus consumer_capture_status(cudaStream_t consumer) noexcept {
   const auto& drv = driver::get();
   if (drv.stream_is_capturing != nullptr) {
@@ -133,17 +130,6 @@ cudaStreamCaptureStatus consumer_capture_status(cudaStream_t consumer) noexcept 
   return status;
 }
 
-// cudaEventRecord + cudaStreamWaitEvent, on the driver where it has them (the runtime's own
-// bookkeeping per call costs about what the capture check costs); a failure is retried through the
-// runtime, which reports it in its own words.
-void record_and_wait(cudaStream_t consumer, cudaStream_t producer, cudaEvent_t event, const char* type) {
-  const auto& drv = driver::get();
-  if (drv.event_record == nullptr || drv.event_record(event, producer) != CUDA_SUCCESS) [[unlikely]]
-    throw_if_error_of(cudaEventRecord(event, producer), type, "wait: cudaEventRecord");
-  if (drv.stream_wait_event == nullptr || drv.stream_wait_event(consumer, event, 0) != CUDA_SUCCESS) [[unlikely]]
-    throw_if_error_of(cudaStreamWaitEvent(consumer, event, 0), type, "wait: cudaStreamWaitEvent");
-}
-
 } // namespace
 
 void stream_operations::wait(cudaStream_t consumer, cudaStream_t producer, const char* type) {
@@ -151,7 +137,9 @@ void stream_operations::wait(cudaStream_t consumer, cudaStream_t producer, const
   // One cheap, capture-safe query on the eager path; the rest only for a capturing consumer.
   if (consumer_capture_status(consumer) != cudaStreamCaptureStatusNone) [[unlikely]]
     check_capturing_consumer(consumer, producer, type);
-  record_and_wait(consumer, producer, this_thread_events().get(producer, type), type);
+  const cudaEvent_t event = this_thread_events().get(producer, type);
+  throw_if_error_of(cudaEventRecord(event, producer), type, "wait: cudaEventRecord");
+  throw_if_error_of(cudaStreamWaitEvent(consumer, event, 0), type, "wait: cudaStreamWaitEvent");
 }
 
 } // namespace streamlike::detail
