@@ -16,6 +16,11 @@
 //                                                         event by context id: cuStreamGetCtx +
 //                                                         cuCtxGetId, included in its own row)
 //   diag/streamlike::wait(same_stream)                    shown: the no-op for one stream
+//   wait/pre_capture_check:ctx_lookup+record+wait         the wait as it was before it became
+//                                                         capture-safe, reimplemented here (the
+//                                                         event found by context id, recorded,
+//                                                         waited on): the new wait is judged
+//                                                         <= 1.05x it (bench/compare_builds.py)
 //
 // All rows use the same two non-blocking streams (made by shared_stream::create), on which
 // nothing else runs. Every 256 iterations the loop waits, untimed, for both streams
@@ -29,7 +34,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cuda.h> // driver types only: the entry points come through cudart
 #include <cuda_runtime_api.h>
+
+#include <vector>
 
 namespace bench_ordering {
 
@@ -99,6 +107,58 @@ void get_device(benchmark::State& state) {
   }
 }
 
+// The pre-change wait's own steps: cuStreamGetCtx + cuCtxGetId (driver entry points), a
+// thread-local event per context, cudaEventRecord + cudaStreamWaitEvent.
+CUresult (*stream_get_ctx)(CUstream, CUcontext*) = nullptr;
+CUresult (*ctx_get_id)(CUcontext, unsigned long long*) = nullptr;
+
+void load_driver_entry_points() {
+  void* address = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  bench_gpu::check(cudaGetDriverEntryPointByVersion("cuStreamGetCtx", &address, 12000, cudaEnableDefault, &found),
+                   "cudaGetDriverEntryPointByVersion(cuStreamGetCtx)");
+  stream_get_ctx = reinterpret_cast<CUresult (*)(CUstream, CUcontext*)>(address);
+  bench_gpu::check(cudaGetDriverEntryPointByVersion("cuCtxGetId", &address, 12000, cudaEnableDefault, &found),
+                   "cudaGetDriverEntryPointByVersion(cuCtxGetId)");
+  ctx_get_id = reinterpret_cast<CUresult (*)(CUcontext, unsigned long long*)>(address);
+}
+
+[[gnu::noinline]] void pre_capture_check_wait(cudaStream_t c, cudaStream_t p) {
+  struct slot {
+    unsigned long long context_id;
+    cudaEvent_t event;
+  };
+  thread_local std::vector<slot> slots;
+  if (p == c) return;
+  CUcontext ctx = nullptr;
+  unsigned long long id = 0;
+  if (stream_get_ctx(p, &ctx) != CUDA_SUCCESS || ctx_get_id(ctx, &id) != CUDA_SUCCESS) std::exit(2);
+  cudaEvent_t event = nullptr;
+  for (const slot& s : slots) {
+    if (s.context_id == id) {
+      event = s.event;
+      break;
+    }
+  }
+  if (event == nullptr) {
+    bench_gpu::check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    slots.push_back(slot{id, event});
+  }
+  bench_gpu::check(cudaEventRecord(event, p), "cudaEventRecord");
+  bench_gpu::check(cudaStreamWaitEvent(c, event, 0), "cudaStreamWaitEvent");
+}
+
+void wait_pre_capture_check(benchmark::State& state) {
+  const cudaStream_t p = producer.get();
+  const cudaStream_t c = consumer.get();
+  long i = 0;
+  for (auto _ : state) {
+    pre_capture_check_wait(c, p);
+    bench_gpu::drain_untimed(state, i++, drain);
+  }
+  drain(); // the next benchmark starts with empty queues
+}
+
 void wait_same_stream(benchmark::State& state) {
   for (auto _ : state) {
     streamlike::wait(consumer, consumer);
@@ -112,6 +172,7 @@ void register_all() {
   benchmark::RegisterBenchmark("wait/streamlike::wait(cudaStream_t,cudaStream_t)", wait_raw_handles);
   benchmark::RegisterBenchmark("diag/cudaStreamGetDevice", get_device);
   benchmark::RegisterBenchmark("diag/streamlike::wait(same_stream)", wait_same_stream);
+  benchmark::RegisterBenchmark("wait/pre_capture_check:ctx_lookup+record+wait", wait_pre_capture_check);
 }
 
 } // namespace bench_ordering
@@ -124,6 +185,7 @@ int main(int argc, char** argv) {
   bench_gpu::check(cudaEventCreateWithFlags(&bench_ordering::floor_event, cudaEventDisableTiming),
                    "cudaEventCreateWithFlags");
 
+  bench_ordering::load_driver_entry_points();
   bench_ordering::register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -12,7 +12,9 @@
 #                       (instruction_counts.py, where objdump exists) equal instruction counts
 #   shared_stream_copy  shared_stream copy+destroy <= 1.0x std::shared_ptr, 1 and 2 threads
 #   stream_pool  (GPU)  stream_pool get+drop >= 100x faster than cudaStreamCreate+Destroy
-#   ordering     (GPU)  streamlike::wait <= 1.2x the raw floor, and < 1x an event per call
+#   ordering     (GPU)  streamlike::wait <= 1.2x the raw floor, < 1x an event per call, and
+#                       <= 1.05x the wait as it was before it became capture-safe
+#   owner_queries (GPU) shown (compare_builds.py judges them against the previous library)
 #
 # The GPU programs exist only where nvcc was found, and skip themselves (exit 77) without a CUDA
 # device: their targets then read SKIP, which fails the run only with --require-gpu (use it on
@@ -130,8 +132,12 @@ ours='wait/streamlike::wait\(shared_stream,shared_stream\)'
 run_program ordering 1 --metric real_time \
   --compare "$ours" "$floor" '<=' 1.2 \
   --compare "$ours" "$per_call" '<' 1.0 \
+  --compare "$ours" 'wait/pre_capture_check:ctx_lookup+record+wait' '<=' 1.05 \
   --info 'wait/streamlike::wait\(cudaStream_t,cudaStream_t\)|wait/event_per_call.*|diag/.*' "$floor" \
   --reference 'wait/streamlike::wait\(.*\)' 836 'cuda.core Stream.wait(other_stream) (H200 host)'
+
+run_program owner_queries 1 --metric real_time \
+  --info 'query/.*|diag/.*' 'query/core:stream_control_block::facts'
 
 # ---- summary ----------------------------------------------------------------------------------
 if [ "$require_gpu" = 1 ]; then

@@ -1,6 +1,10 @@
 #include "cuda_context.hpp"
 
+#include "capture_checks.hpp"
 #include "driver_entry_points.hpp"
+#include "error_messages.hpp"
+
+#include <string>
 
 namespace streamlike::detail::cuda_context {
 
@@ -34,6 +38,55 @@ unsigned long long primary_or_zero(unsigned long long context_id, int device) no
 
 bool still_alive(unsigned long long recorded_primary_id, int device) noexcept {
   return recorded_primary_id == 0 || primary_id(device) == recorded_primary_id;
+}
+
+namespace {
+
+bool names_a_default_stream(cudaStream_t stream) noexcept {
+  return stream == cudaStream_t{} || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
+// The driver's answer, or false where it has none.
+bool driver_device_of(cudaStream_t stream, int& device) noexcept {
+  const auto& drv = driver::get();
+  if (drv.stream_get_ctx == nullptr || drv.ctx_get_device == nullptr) return false;
+  CUcontext ctx = nullptr;
+  CUdevice dev = -1;
+  if (drv.stream_get_ctx(stream, &ctx) != CUDA_SUCCESS || ctx == nullptr) return false;
+  if (drv.ctx_get_device(&dev, ctx) != CUDA_SUCCESS) return false;
+  device = static_cast<int>(dev);
+  return true;
+}
+
+} // namespace
+
+int device_of(cudaStream_t stream, std::string_view type, std::string_view operation) {
+  int device = -1;
+  if (names_a_default_stream(stream)) {
+    if (cudaGetDevice(&device) == cudaSuccess) [[likely]]
+      return device;
+    (void)cudaGetLastError();
+  } else if (driver_device_of(stream, device)) [[likely]] {
+    return device;
+  }
+  // No answer without the runtime's stream query: it reports the failure in its own words (no
+  // driver, an invalid handle), and is made only on a stream that is not capturing.
+  capture::refuse_if_capturing(stream, type, operation, "cudaStreamGetDevice");
+  throw_if_error_of(cudaStreamGetDevice(stream, &device), type, std::string(operation) + ": cudaStreamGetDevice");
+  return device;
+}
+
+int device_of_or_minus_one(cudaStream_t stream) noexcept {
+  int device = -1;
+  if (names_a_default_stream(stream)) return cudaGetDevice(&device) == cudaSuccess ? device : -1;
+  if (driver_device_of(stream, device)) return device;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess || status != cudaStreamCaptureStatusNone ||
+      cudaStreamGetDevice(stream, &device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return device;
 }
 
 } // namespace streamlike::detail::cuda_context

@@ -12,6 +12,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <string_view>
+
 namespace streamlike::detail::cuda_context {
 
 /// The unique id of the context `stream` lives in (cuStreamGetCtx, cuCtxGetId); 0 where it cannot
@@ -28,6 +30,17 @@ namespace streamlike::detail::cuda_context {
 /// False exactly when `recorded_primary_id` (a value of primary_or_zero) names a primary context
 /// of `device` that is gone: the object died with it and its handle must not be touched.
 [[nodiscard]] bool still_alive(unsigned long long recorded_primary_id, int device) noexcept;
+
+/// The device `stream` belongs to, asked of its context (cuStreamGetCtx, cuCtxGetDevice) and so
+/// safe on a capturing stream, where cudaStreamGetDevice would invalidate the capture. The
+/// default streams (0, cudaStreamLegacy, cudaStreamPerThread) answer for the current device. Where
+/// the driver cannot answer (no driver, an invalid handle, a driver older than CUDA 13) it asks
+/// cudaStreamGetDevice, for the runtime's own error, after checking that the stream is not
+/// capturing. Throws streamlike::error naming "<type>::<operation>".
+[[nodiscard]] int device_of(cudaStream_t stream, std::string_view type, std::string_view operation);
+
+/// The same without throwing: -1 where it cannot be told (for destructors).
+[[nodiscard]] int device_of_or_minus_one(cudaStream_t stream) noexcept;
 
 } // namespace streamlike::detail::cuda_context
 

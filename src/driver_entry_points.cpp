@@ -4,11 +4,11 @@ namespace streamlike::detail::driver {
 namespace {
 
 template <class Fn>
-void resolve(Fn& fn, const char* symbol) noexcept {
+void resolve(Fn& fn, const char* symbol, int version = 12000) noexcept {
   void* address = nullptr;
   cudaDriverEntryPointQueryResult status{};
   // 12000: the ABI of each symbol as of CUDA 12.0 (e.g. cuDevicePrimaryCtxRelease resolves to _v2).
-  if (cudaGetDriverEntryPointByVersion(symbol, &address, 12000, cudaEnableDefault, &status) == cudaSuccess &&
+  if (cudaGetDriverEntryPointByVersion(symbol, &address, version, cudaEnableDefault, &status) == cudaSuccess &&
       status == cudaDriverEntryPointSuccess) {
     fn = reinterpret_cast<Fn>(address);
   } else {
@@ -23,6 +23,8 @@ entry_points load() noexcept {
   resolve(e.primary_ctx_get_state, "cuDevicePrimaryCtxGetState");
   resolve(e.primary_ctx_retain, "cuDevicePrimaryCtxRetain");
   resolve(e.primary_ctx_release, "cuDevicePrimaryCtxRelease");
+  resolve(e.ctx_get_device, "cuCtxGetDevice", 13000); // the form that names the context
+  resolve(e.stream_is_capturing, "cuStreamIsCapturing");
   return e;
 }
 

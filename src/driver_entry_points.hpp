@@ -15,6 +15,14 @@ struct entry_points {
   CUresult (*primary_ctx_get_state)(CUdevice, unsigned int*, int*) = nullptr;
   CUresult (*primary_ctx_retain)(CUcontext*, CUdevice) = nullptr;
   CUresult (*primary_ctx_release)(CUdevice) = nullptr;
+  /// cuCtxGetDevice of CUDA 13 (a context's device, the context named rather than current): with
+  /// stream_get_ctx, the device of a stream without cudaStreamGetDevice, which invalidates a
+  /// capture. Null with an older driver; not part of complete().
+  CUresult (*ctx_get_device)(CUdevice*, CUcontext) = nullptr;
+  /// The capture check of every eager wait (src/ordering.cpp): on the H200 about 14 ns, against
+  /// 60 ns for cudaStreamIsCapturing (bench/RESULTS.md). Null where missing (the runtime call is
+  /// used then); not part of complete().
+  CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
 
   [[nodiscard]] bool complete() const noexcept {
     return stream_get_ctx && ctx_get_id && primary_ctx_get_state && primary_ctx_retain && primary_ctx_release;

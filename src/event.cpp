@@ -1,4 +1,5 @@
 // event (include/streamlike/event.hpp).
+#include "cuda_context.hpp"
 #include "error_messages.hpp"
 #include "stream_operations.hpp"
 
@@ -61,7 +62,7 @@ event stream_operations::record(cudaStream_t stream, const event_options& option
   if (options.device) {
     device = *options.device;
   } else {
-    throw_if_error_of(cudaStreamGetDevice(stream, &device), type, "record: cudaStreamGetDevice");
+    device = cuda_context::device_of(stream, type, "record"); // capture-safe, unlike cudaStreamGetDevice
   }
   const device_guard on_device(device);
   cudaEvent_t handle = nullptr;

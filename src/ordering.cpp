@@ -1,6 +1,8 @@
 // Cross-stream ordering (include/streamlike/ordering.hpp, and the wait(producer) members) through a
 // per-thread cache of timing-free events.
+#include "capture_checks.hpp"
 #include "cuda_context.hpp"
+#include "driver_entry_points.hpp"
 #include "error_messages.hpp"
 #include "stream_operations.hpp"
 
@@ -63,8 +65,8 @@ private:
   cudaEvent_t add(cudaStream_t producer, unsigned long long context_id, const char* type) {
     // Forget events of contexts that are gone (without destroying them: they died with it).
     std::erase_if(slots_, [](const slot& s) { return !still_alive(s); });
-    int device = -1;
-    throw_if_error_of(cudaStreamGetDevice(producer, &device), type, "wait: cudaStreamGetDevice");
+    // Through the context, not cudaStreamGetDevice: the producer may be capturing.
+    const int device = cuda_context::device_of(producer, type, "wait");
     const device_guard on_device(device);
     cudaEvent_t event = nullptr;
     throw_if_error_of(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), type, "wait: cudaEventCreateWithFlags");
@@ -82,8 +84,59 @@ event_cache& this_thread_events() {
 
 } // namespace
 
+namespace {
+
+// A capturing consumer may wait only on a producer of the same capture: the record then becomes
+// a dependency inside the graph (a join). Work outside the capture cannot be waited on in it
+// (CUDA: cudaErrorStreamCaptureIsolation, and the capture is invalidated); an external wait
+// (cudaEventWaitExternal) would not mean "the producer's work so far" at replay time, so
+// streamlike refuses rather than pick that meaning (docs/cuda-graphs.md).
+void check_capturing_consumer(cudaStream_t consumer, cudaStream_t producer, const char* type) {
+  cudaStreamCaptureStatus consumer_status = cudaStreamCaptureStatusNone;
+  unsigned long long consumer_capture = 0;
+  throw_if_error_of(cudaStreamGetCaptureInfo(consumer, &consumer_status, &consumer_capture), type,
+                    "wait: cudaStreamGetCaptureInfo");
+  if (consumer_status == cudaStreamCaptureStatusInvalidated) {
+    capture::throw_capturing(type, "wait", "its capture is already invalidated (end it), so a wait");
+  }
+  cudaStreamCaptureStatus producer_status = cudaStreamCaptureStatusNone;
+  unsigned long long producer_capture = 0;
+  throw_if_error_of(cudaStreamGetCaptureInfo(producer, &producer_status, &producer_capture), type,
+                    "wait: cudaStreamGetCaptureInfo");
+  if (producer_status != cudaStreamCaptureStatusActive || producer_capture != consumer_capture) {
+    throw error(cudaErrorStreamCaptureIsolation, std::string(type) + "::wait",
+                "the stream is capturing a CUDA graph and the producer's work is outside that capture; a "
+                "capture can wait only on streams of the same capture (cudaErrorStreamCaptureIsolation would "
+                "invalidate it). Order them before the capture begins, or fork the producer into the capture "
+                "first by waiting it on the capturing stream (docs/cuda-graphs.md)");
+  }
+}
+
+// The consumer's capture status, or None for one CUDA cannot ask about (the record or the wait
+// then reports it). Asked of the driver: the runtime's cudaStreamIsCapturing costs four times as
+// much, which the eager wait would feel (bench/RESULTS.md).
+cudaStreamCaptureStatus consumer_capture_status(cudaStream_t consumer) noexcept {
+  const auto& drv = driver::get();
+  if (drv.stream_is_capturing != nullptr) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (drv.stream_is_capturing(consumer, &status) == CUDA_SUCCESS) [[likely]]
+      return static_cast<cudaStreamCaptureStatus>(status);
+  }
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(consumer, &status) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return cudaStreamCaptureStatusNone;
+  }
+  return status;
+}
+
+} // namespace
+
 void stream_operations::wait(cudaStream_t consumer, cudaStream_t producer, const char* type) {
   if (producer == consumer) return;
+  // One cheap, capture-safe query on the eager path; the rest only for a capturing consumer.
+  if (consumer_capture_status(consumer) != cudaStreamCaptureStatusNone) [[unlikely]]
+    check_capturing_consumer(consumer, producer, type);
   const cudaEvent_t event = this_thread_events().get(producer, type);
   throw_if_error_of(cudaEventRecord(event, producer), type, "wait: cudaEventRecord");
   throw_if_error_of(cudaStreamWaitEvent(consumer, event, 0), type, "wait: cudaStreamWaitEvent");

@@ -1,5 +1,6 @@
 // shared_stream and its control blocks (include/streamlike/shared_stream.hpp,
 // include/streamlike/detail/stream_control_block.hpp).
+#include "capture_checks.hpp"
 #include "cuda_context.hpp"
 #include "error_messages.hpp"
 #include "shared_stream_access.hpp"
@@ -17,7 +18,9 @@ namespace streamlike {
 namespace detail {
 
 void stream_control_block::query_deferred_facts() const {
-  std::call_once(facts_once_, [this] { facts_ = query_facts(handle_); });
+  // On a capturing stream this throws capture::capturing_error, and call_once lets the next call
+  // try again: shared_stream's queries then answer without the cache (src/shared_stream.cpp).
+  std::call_once(facts_once_, [this] { facts_ = query_facts(handle_, "shared_stream", "facts"); });
 }
 
 namespace {
@@ -55,9 +58,9 @@ namespace {
 
 // Takes ownership of `handle` only once its block exists; until then a failure leaves the
 // handle to the caller (adopt) or destroys it (create).
-shared_stream make_owned_shared(cudaStream_t handle, bool destroy_on_failure) {
+shared_stream make_owned_shared(cudaStream_t handle, bool destroy_on_failure, const char* operation) {
   try {
-    const stream_facts facts = query_facts(handle);
+    const stream_facts facts = query_facts(handle, "shared_stream", operation);
     return shared_stream_access::make(new owned_stream_block(handle, facts));
   } catch (...) {
     if (destroy_on_failure) destroy_stream(handle);
@@ -72,12 +75,12 @@ shared_stream immortal(cudaStream_t handle) noexcept { return shared_stream_acce
 } // namespace detail
 
 shared_stream shared_stream::create(const stream_options& options) {
-  return detail::make_owned_shared(detail::create_stream(options, "shared_stream::create"), true);
+  return detail::make_owned_shared(detail::create_stream(options, "shared_stream::create"), true, "create");
 }
 
 shared_stream shared_stream::adopt(cudaStream_t handle) {
   if (detail::names_default_stream(handle)) detail::throw_cannot_own_default("shared_stream::adopt");
-  return detail::make_owned_shared(handle, false);
+  return detail::make_owned_shared(handle, false, "adopt");
 }
 
 shared_stream shared_stream::legacy_default() noexcept {
@@ -96,27 +99,44 @@ void shared_stream::throw_empty(const char* what) {
 
 const std::optional<detail::stream_facts>& shared_stream::facts(const char* operation) const {
   if (block_ == nullptr) throw_empty(operation);
-  return block_->facts();
+  try {
+    return block_->facts();
+  } catch (const detail::capture::capturing_error&) {
+    // A keep-alive stream first asked while it captures: the cache stays unfilled until the
+    // capture ends, and the query answers the capture-safe way or refuses by its own name.
+    static const std::optional<detail::stream_facts> unknown;
+    return unknown;
+  }
 }
 
 int shared_stream::device() const {
   const auto& known = facts("device");
-  return known ? known->device : view().device();
+  return known ? known->device : detail::stream_operations::device(handle_, "shared_stream");
 }
 
 unsigned long long shared_stream::id() const {
   const auto& known = facts("id");
-  return known ? known->id : view().id();
+  return known ? known->id : detail::stream_operations::id(handle_, "shared_stream");
 }
 
 unsigned int shared_stream::flags() const {
   const auto& known = facts("flags");
-  return known ? known->flags : view().flags();
+  return known ? known->flags : detail::stream_operations::flags(handle_, "shared_stream");
 }
 
 int shared_stream::priority() const {
   const auto& known = facts("priority");
-  return known ? known->priority : view().priority();
+  return known ? known->priority : detail::stream_operations::priority(handle_, "shared_stream");
+}
+
+bool shared_stream::is_capturing() const {
+  if (block_ == nullptr) throw_empty("is_capturing");
+  return detail::stream_operations::is_capturing(handle_, "shared_stream");
+}
+
+capture_state shared_stream::capture_info() const {
+  if (block_ == nullptr) throw_empty("capture_info");
+  return detail::stream_operations::capture_info(handle_, "shared_stream");
 }
 
 bool shared_stream::is_done() const {

@@ -1,5 +1,6 @@
 #include "stream_lifecycle.hpp"
 
+#include "capture_checks.hpp"
 #include "cuda_context.hpp"
 #include "nothrow_device_guard.hpp"
 
@@ -61,8 +62,11 @@ cudaStream_t create_stream(const stream_options& options, const char* who) {
   return handle;
 }
 
-stream_facts query_facts(cudaStream_t handle) {
+stream_facts query_facts(cudaStream_t handle, const char* type, const char* operation) {
   stream_facts facts;
+  // The id and the flags have no capture-safe query: a capturing stream is refused before them.
+  capture::refuse_if_capturing(handle, type, operation,
+                               "asking its id and flags (cudaStreamGetId, cudaStreamGetFlags)");
   throw_if_error(cudaStreamGetDevice(handle, &facts.device), "cudaStreamGetDevice");
   throw_if_error(cudaStreamGetId(handle, &facts.id), "cudaStreamGetId");
   throw_if_error(cudaStreamGetFlags(handle, &facts.flags), "cudaStreamGetFlags");
@@ -79,12 +83,8 @@ void destroy_stream_on_device(cudaStream_t handle, int device) noexcept {
 }
 
 void destroy_stream(cudaStream_t handle) noexcept {
-  int device = -1;
-  if (cudaStreamGetDevice(handle, &device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    device = -1;
-  }
-  destroy_stream_on_device(handle, device);
+  // Through the context: cudaStreamGetDevice would invalidate a capture the stream is still in.
+  destroy_stream_on_device(handle, cuda_context::device_of_or_minus_one(handle));
 }
 
 } // namespace streamlike::detail

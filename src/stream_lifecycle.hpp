@@ -22,8 +22,10 @@ namespace streamlike::detail {
 [[nodiscard]] cudaStream_t create_stream(const stream_options& options, const char* who);
 
 /// The facts of a live stream (device, id, flags, priority, primary context). Throws
-/// streamlike::error if the handle does not name a live stream.
-[[nodiscard]] stream_facts query_facts(cudaStream_t handle);
+/// streamlike::error if the handle does not name a live stream, and a capture::capturing_error
+/// naming "<type>::<operation>" if it is capturing: its id and flags cannot be asked without
+/// invalidating the capture.
+[[nodiscard]] stream_facts query_facts(cudaStream_t handle, const char* type, const char* operation);
 
 /// Destroys a stream on `device` (a negative device: the current one). Never throws: errors,
 /// including a runtime that is unloading, are ignored, since there is nothing left to release.

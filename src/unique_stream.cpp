@@ -22,6 +22,16 @@ void unique_stream::throw_empty(const char* what) {
   detail::throw_empty("unique_stream", what, "default-constructed, moved-from or released", "one that owns a stream");
 }
 
+bool unique_stream::is_capturing() const {
+  if (handle_ == nullptr) throw_empty("is_capturing");
+  return detail::stream_operations::is_capturing(handle_, "unique_stream");
+}
+
+capture_state unique_stream::capture_info() const {
+  if (handle_ == nullptr) throw_empty("capture_info");
+  return detail::stream_operations::capture_info(handle_, "unique_stream");
+}
+
 bool unique_stream::is_done() const {
   if (handle_ == nullptr) throw_empty("is_done");
   return detail::stream_operations::is_done(handle_, "unique_stream");

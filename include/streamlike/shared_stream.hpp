@@ -18,6 +18,7 @@
 #define STREAMLIKE_SHARED_STREAM_HPP
 
 #include <streamlike/detail/stream_control_block.hpp>
+#include <streamlike/capture_state.hpp>
 #include <streamlike/detail/export.hpp>
 #include <streamlike/enable_stream_owner.hpp>
 #include <streamlike/error.hpp>
@@ -144,9 +145,14 @@ public:
   // except that errors name this type). Each throws streamlike::error naming
   // "shared_stream::<operation>" on an empty shared_stream or a failed CUDA call.
 
-  /// True once all work queued so far has completed (cudaStreamQuery).
+  /// True while the stream is in a CUDA graph capture, active or invalidated (cudaStreamIsCapturing).
+  [[nodiscard]] bool is_capturing() const;
+  /// The stream's capture status, capture id and the graph being built (cudaStreamGetCaptureInfo).
+  [[nodiscard]] capture_state capture_info() const;
+  /// True once all work queued so far has completed (cudaStreamQuery). Refused while capturing.
   [[nodiscard]] bool is_done() const;
   /// Blocks the calling thread until all work queued so far has completed (cudaStreamSynchronize).
+  /// Refused while capturing.
   void sync() const;
   /// Work queued on this stream from now on waits for `event` (cudaStreamWaitEvent).
   void wait(cudaEvent_t event) const;
@@ -175,7 +181,10 @@ public:
   // Queries, cached: when the stream was made (create, adopt, and from_owner of an owner that
   // can release its handle) or on the first query (keep_alive and the rest). Default streams
   // answer for the current device. Each throws streamlike::error on an empty shared_stream or a
-  // failed CUDA call.
+  // failed CUDA call. Cached facts answer also while the stream captures a CUDA graph; a
+  // keep-alive stream first asked while it captures fills its cache only once the capture has
+  // ended, and until then answers as stream_view does (device() and priority() work, id() and
+  // flags() are refused by name: docs/cuda-graphs.md).
 
   /// The device the stream belongs to.
   [[nodiscard]] int device() const;

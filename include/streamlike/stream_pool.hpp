@@ -33,6 +33,12 @@ public:
   [[nodiscard]] shared_stream get() noexcept {
     return streams_[next_.fetch_add(1, std::memory_order_relaxed) % streams_.size()];
   }
+  /// The next stream, round-robin, that is not in a CUDA graph capture (as c10's
+  /// getNonCapturingStreamFromPool): a pool stream that a capture is using is skipped, so work
+  /// queued on the result runs now instead of joining someone's graph. One cudaStreamIsCapturing
+  /// per stream looked at; throws streamlike::error naming stream_pool::get_non_capturing when
+  /// every stream of the pool is capturing.
+  [[nodiscard]] shared_stream get_non_capturing();
   /// The stream at `index % size()`, for callers that want a stable choice.
   [[nodiscard]] const shared_stream& at(std::size_t index) const noexcept { return streams_[index % streams_.size()]; }
 

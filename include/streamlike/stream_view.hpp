@@ -11,6 +11,7 @@
 #ifndef STREAMLIKE_STREAM_VIEW_HPP
 #define STREAMLIKE_STREAM_VIEW_HPP
 
+#include <streamlike/capture_state.hpp>
 #include <streamlike/config.hpp>
 #include <streamlike/detail/export.hpp>
 
@@ -62,24 +63,41 @@ public:
   // query) on failure. They run in the compiled library, which reads the handle 0 as the legacy
   // default stream: in a translation unit built for per-thread default streams, pass
   // resolve_default(view) (default_stream.hpp). The default streams answer for the current device.
+  //
+  // Under CUDA graph capture (docs/cuda-graphs.md) none of them invalidates the capture: each
+  // works on a capturing stream, or (marked "refused while capturing") throws a streamlike::error
+  // naming the operation and saying the stream is capturing, before any CUDA call that would.
 
-  /// The device the stream belongs to (cudaStreamGetDevice).
+  /// The device the stream belongs to, asked of the stream's context (cuStreamGetCtx,
+  /// cuCtxGetDevice): works while capturing, where cudaStreamGetDevice would invalidate it.
   [[nodiscard]] int device() const;
   /// A process-unique id (cudaStreamGetId): handles are reused after destruction, ids are not.
+  /// Refused while capturing (no capture-safe way to it exists).
   [[nodiscard]] unsigned long long id() const;
-  /// cudaStreamDefault or cudaStreamNonBlocking.
+  /// cudaStreamDefault or cudaStreamNonBlocking. Refused while capturing.
   [[nodiscard]] unsigned int flags() const;
   /// The stream's priority (cudaStreamGetPriority; lower numbers are higher priorities).
   [[nodiscard]] int priority() const;
-  /// True once all work queued so far has completed (cudaStreamQuery).
+  /// True while the stream is in a CUDA graph capture, active or invalidated
+  /// (cudaStreamIsCapturing).
+  [[nodiscard]] bool is_capturing() const;
+  /// The stream's capture status, capture id and the graph being built (cudaStreamGetCaptureInfo).
+  [[nodiscard]] capture_state capture_info() const;
+  /// True once all work queued so far has completed (cudaStreamQuery). Refused while capturing.
   [[nodiscard]] bool is_done() const;
-  /// Blocks the calling thread until all work queued so far has completed.
+  /// Blocks the calling thread until all work queued so far has completed. Refused while capturing.
   void sync() const;
-  /// Work queued on this stream from now on waits for `event` (cudaStreamWaitEvent).
+  /// Work queued on this stream from now on waits for `event` (cudaStreamWaitEvent). While this
+  /// stream captures, the event must have been recorded in the same capture (CUDA rejects any
+  /// other with cudaErrorStreamCaptureIsolation; streamlike cannot tell where a raw event was
+  /// recorded): prefer wait(producer), which checks.
   void wait(cudaEvent_t event) const;
   /// Work queued on this stream from now on waits for the work already queued on `producer`,
   /// also across devices; a no-op when both are the same stream. Uses a cached event (see
   /// ordering.hpp, whose streamlike::wait(consumer, producer) takes any two stream_like objects).
+  /// Under capture: a stream outside the capture waiting on a capturing producer joins the
+  /// capture (a fork), a capturing stream waiting on a producer of the same capture joins it back;
+  /// a capturing stream waiting on work outside its capture is refused.
   void wait(stream_view producer) const;
   // Neither 0 nor nullptr is an event or a stream.
   template <class Integer>

@@ -3,6 +3,8 @@
 #ifndef STREAMLIKE_STREAMLIKE_HPP
 #define STREAMLIKE_STREAMLIKE_HPP
 
+#include <streamlike/capture.hpp>
+#include <streamlike/capture_state.hpp>
 #include <streamlike/config.hpp>
 #include <streamlike/default_stream.hpp>
 #include <streamlike/device_guard.hpp>
@@ -12,7 +14,9 @@
 #include <streamlike/event.hpp>
 #include <streamlike/export_stream.hpp>
 #include <streamlike/get_stream.hpp>
+#include <streamlike/graph.hpp>
 #include <streamlike/ordering.hpp>
+#include <streamlike/retain_until_done.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_encodings.hpp>
 #include <streamlike/stream_exporter.hpp>

@@ -8,6 +8,7 @@
 #ifndef STREAMLIKE_UNIQUE_STREAM_HPP
 #define STREAMLIKE_UNIQUE_STREAM_HPP
 
+#include <streamlike/capture_state.hpp>
 #include <streamlike/detail/export.hpp>
 #include <streamlike/enable_stream_owner.hpp>
 #include <streamlike/event.hpp>
@@ -96,9 +97,14 @@ public:
   // except that errors name this type). Each throws streamlike::error naming
   // "unique_stream::<operation>" on an empty unique_stream or a failed CUDA call.
 
-  /// True once all work queued so far has completed (cudaStreamQuery).
+  /// True while the stream is in a CUDA graph capture, active or invalidated (cudaStreamIsCapturing).
+  [[nodiscard]] bool is_capturing() const;
+  /// The stream's capture status, capture id and the graph being built (cudaStreamGetCaptureInfo).
+  [[nodiscard]] capture_state capture_info() const;
+  /// True once all work queued so far has completed (cudaStreamQuery). Refused while capturing.
   [[nodiscard]] bool is_done() const;
   /// Blocks the calling thread until all work queued so far has completed (cudaStreamSynchronize).
+  /// Refused while capturing.
   void sync() const;
   /// Work queued on this stream from now on waits for `event` (cudaStreamWaitEvent).
   void wait(cudaEvent_t event) const;

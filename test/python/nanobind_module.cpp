@@ -5,6 +5,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bridge_functions.hpp"
+#include "capture_functions.hpp"
 
 namespace nb = nanobind;
 
@@ -12,6 +13,8 @@ NB_MODULE(streamlike_nb_test, m) {
   bridge_test::bind_all(m);
   m.def("release_held_on_other_thread", &bridge_test::release_held_on_other_thread,
         nb::call_guard<nb::gil_scoped_release>());
+  capture_test::bind_capture<nb::module_, nb::object>(m, nb::call_guard<nb::gil_scoped_release>());
+  nb::class_<streamlike::graph_exec>(m, "GraphExec").def("launch", &capture_test::launch);
   m.attr("binding") = "nanobind";
   // The type C++ streams become, for isinstance checks.
   PyObject* stream_type = reinterpret_cast<PyObject*>(streamlike::python::stream_type());

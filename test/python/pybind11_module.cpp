@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "bridge_functions.hpp"
+#include "capture_functions.hpp"
 
 namespace py = pybind11;
 
@@ -11,6 +12,8 @@ PYBIND11_MODULE(streamlike_pb_test, m) {
   bridge_test::bind_all(m);
   m.def("release_held_on_other_thread", &bridge_test::release_held_on_other_thread,
         py::call_guard<py::gil_scoped_release>());
+  capture_test::bind_capture<py::module_, py::object>(m, py::call_guard<py::gil_scoped_release>());
+  py::class_<streamlike::graph_exec>(m, "GraphExec").def("launch", &capture_test::launch);
   m.attr("binding") = "pybind11";
   // The type C++ streams become, for isinstance checks.
   PyObject* stream_type = reinterpret_cast<PyObject*>(streamlike::python::stream_type());

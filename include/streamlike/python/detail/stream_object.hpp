@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 
 namespace streamlike::python::detail {
 
@@ -90,6 +91,16 @@ inline PyObject* stream_object_get_use_count(PyObject* self, void*) {
   return PyLong_FromLong(as_stream_object(self)->owner.use_count());
 }
 
+// Capture-safe (cudaStreamIsCapturing): true inside torch.cuda.graph, CuPy's begin_capture and the like.
+inline PyObject* stream_object_get_is_capturing(PyObject* self, void*) {
+  try {
+    return PyBool_FromLong(stream_view{as_stream_object(self)->handle}.is_capturing() ? 1 : 0);
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
+}
+
 inline PyObject* stream_object_repr(PyObject* self) {
   const stream_object* s = as_stream_object(self);
   return PyUnicode_FromFormat("<streamlike.Stream handle=%p %s>", static_cast<void*>(s->handle),
@@ -134,6 +145,8 @@ inline PyObject* stream_object_new(PyTypeObject*, PyObject*, PyObject*) {
        "True if this object keeps the stream alive (made from a shared_stream); False for a view.", nullptr},
       {"use_count", &stream_object_get_use_count, nullptr,
        "How many C++ shared_streams share the stream (0 for a view).", nullptr},
+      {"is_capturing", &stream_object_get_is_capturing, nullptr,
+       "True while the stream is in a CUDA graph capture (cudaStreamIsCapturing; safe during the capture).", nullptr},
       {nullptr, nullptr, nullptr, nullptr, nullptr}};
   static PyType_Slot slots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(&stream_object_dealloc)},

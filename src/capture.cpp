@@ -1,0 +1,45 @@
+// capture_scope (include/streamlike/capture.hpp).
+#include "capture_checks.hpp"
+#include "error_messages.hpp"
+
+#include <streamlike/capture.hpp>
+#include <streamlike/error.hpp>
+
+namespace streamlike {
+
+capture_scope capture_scope::begin_on(stream_view stream, capture_mode mode) {
+  // CUDA's own refusal (cudaErrorIllegalState) would invalidate the capture already under way.
+  detail::capture::refuse_if_capturing(stream.get(), "capture_scope", "begin",
+                                       "beginning a second capture on it (cudaStreamBeginCapture)");
+  detail::throw_if_error(cudaStreamBeginCapture(stream.get(), static_cast<cudaStreamCaptureMode>(mode)),
+                         "capture_scope::begin: cudaStreamBeginCapture");
+  return capture_scope(stream.get());
+}
+
+capture_scope::~capture_scope() {
+  if (!active_) return;
+  // Left without end(): an exception or an early return. End the capture so that the stream runs
+  // work again, and discard what it recorded. An invalidated or unjoined capture ends with an
+  // error and no graph; either way the stream is out of capture.
+  cudaGraph_t discarded = nullptr;
+  if (cudaStreamEndCapture(stream_, &discarded) != cudaSuccess) (void)cudaGetLastError();
+  if (discarded != nullptr && cudaGraphDestroy(discarded) != cudaSuccess) (void)cudaGetLastError();
+}
+
+graph capture_scope::end() {
+  if (!active_) {
+    throw error(cudaErrorIllegalState, "capture_scope::end",
+                "the capture has already ended (end() was called, or the scope was moved from); expected an "
+                "active capture_scope");
+  }
+  active_ = false;
+  cudaGraph_t built = nullptr;
+  const cudaError_t code = cudaStreamEndCapture(stream_, &built);
+  if (code != cudaSuccess) {
+    if (built != nullptr && cudaGraphDestroy(built) != cudaSuccess) (void)cudaGetLastError();
+    detail::throw_error(code, "capture_scope::end: cudaStreamEndCapture");
+  }
+  return graph::adopt(built);
+}
+
+} // namespace streamlike

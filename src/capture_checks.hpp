@@ -1,0 +1,41 @@
+// What streamlike asks before a CUDA call that would invalidate a graph capture, and how it
+// refuses (src/capture_checks.cpp). The rule: no streamlike call invalidates a capture; it
+// works on a capturing stream or throws, before any such call, a streamlike::error naming the
+// operation and saying the stream is capturing.
+#ifndef STREAMLIKE_SRC_CAPTURE_CHECKS_HPP
+#define STREAMLIKE_SRC_CAPTURE_CHECKS_HPP
+
+#include <streamlike/capture_state.hpp>
+#include <streamlike/error.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <string_view>
+
+namespace streamlike::detail::capture {
+
+/// The refusal: a streamlike::error (code cudaErrorStreamCaptureUnsupported) for "<type>::<operation>"
+/// saying the stream is capturing and what to do instead. Its own type, so the library can tell
+/// it from other errors (a deferred query falls back on it).
+class capturing_error : public error {
+public:
+  capturing_error(std::string_view type, std::string_view operation, std::string_view why);
+};
+
+[[noreturn]] void throw_capturing(std::string_view type, std::string_view operation, std::string_view why);
+
+/// cudaStreamIsCapturing (safe in every mode); throws streamlike::error naming "<type>::<operation>"
+/// on failure.
+[[nodiscard]] cudaStreamCaptureStatus status_of(cudaStream_t stream, std::string_view type, std::string_view operation);
+
+/// Throws capturing_error if `stream` is in a capture (active or invalidated); `why` says which
+/// CUDA call the operation would have to make. A stream CUDA cannot ask about (an invalid
+/// handle, no driver) passes: the operation's own call then reports the failure.
+void refuse_if_capturing(cudaStream_t stream, std::string_view type, std::string_view operation, std::string_view why);
+
+/// cudaStreamGetCaptureInfo, as a capture_state.
+[[nodiscard]] capture_state state_of(cudaStream_t stream, std::string_view type);
+
+} // namespace streamlike::detail::capture
+
+#endif // STREAMLIKE_SRC_CAPTURE_CHECKS_HPP
