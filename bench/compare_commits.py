@@ -45,15 +45,19 @@ def sh(cmd, **kw):
 
 
 def build(rev, scratch, program):
-    sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", rev], capture_output=True, text=True,
-                         check=True).stdout.strip()
-    src = os.path.join(scratch, sha)
-    os.makedirs(src, exist_ok=True)
-    archive = subprocess.Popen(["git", "-C", ROOT, "archive", sha], stdout=subprocess.PIPE)
-    subprocess.run(["tar", "-x", "-C", src], stdin=archive.stdout, check=True)
-    archive.wait()
-    b = os.path.join(src, "build")
-    r = sh(["meson", "setup", b, "-Dbenchmarks=enabled", "-Dtests=disabled", "-Dexamples=disabled",
+    if "=" in rev:  # LABEL=DIR: a source tree already extracted (a machine without the git history)
+        sha, src = rev.split("=", 1)
+        src = os.path.abspath(src)
+    else:
+        sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", rev], capture_output=True, text=True,
+                             check=True).stdout.strip()
+        src = os.path.join(scratch, sha)
+        os.makedirs(src, exist_ok=True)
+        archive = subprocess.Popen(["git", "-C", ROOT, "archive", sha], stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", src], stdin=archive.stdout, check=True)
+        archive.wait()
+    b = os.path.join(scratch, sha + "-build")
+    r = sh(["meson", "setup", b, src, "-Dbenchmarks=enabled", "-Dtests=disabled", "-Dexamples=disabled",
             "-Dpython=disabled"], capture_output=True, text=True)
     if r.returncode != 0:
         sys.stderr.write(r.stdout[-3000:] + r.stderr[-3000:])
@@ -67,7 +71,8 @@ def build(rev, scratch, program):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("revs", nargs="+", help="commits (anything git rev-parse takes)")
+    p.add_argument("revs", nargs="+", help="commits (anything git rev-parse takes), or LABEL=DIR for a source "
+                   "tree extracted beforehand (git archive REV | tar -x -C DIR)")
     p.add_argument("--program", default="shared_stream_copy", choices=sorted(PROGRAMS))
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--repetitions", type=int, default=5)
@@ -110,7 +115,7 @@ def main():
     summary = {}
     for sha, _ in builds:
         med = {n: statistics.median(t) for n, t in samples[sha].items()}
-        for n, m in med.items():
+        for n, m in sorted(med.items()):
             base = spec["baseline"](n)
             ratio = m / med[base] if base in med and base != n else None
             summary.setdefault(labels[sha], {})[n] = {"median_ns": m, "ratio": ratio}
