@@ -9,7 +9,7 @@ Each REV is extracted with `git archive` into a scratch folder (the working tree
 configured with `meson setup -Dbenchmarks=enabled -Dtests=disabled -Dexamples=disabled` (the
 project's compiler, $CXX if set) and only the program is built. Then --rounds rounds run every
 build once each, in a new random order per round, each run --repetitions interleaved repetitions
-of --min-time seconds; a row's time is the median over all its repetitions of all rounds.
+of --min-time seconds (the builds run in parallel; the runs never do); a row's time is the median over all its repetitions of all rounds.
 
 For every build it prints each row's median and its ratio against the baseline of the same build
 and thread count (copy/std::shared_ptr<int>/threads:N for shared_stream_copy), beside the control
@@ -18,6 +18,7 @@ of every run goes to --out (default: a scratch folder, printed). Exit status: 0,
 or a run failed.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import random
@@ -45,6 +46,9 @@ def sh(cmd, **kw):
 
 
 def build(rev, scratch, program):
+    if "=" in rev and os.path.isfile(rev.split("=", 1)[1]):  # LABEL=PROGRAM: a build made elsewhere
+        label, exe = rev.split("=", 1)
+        return label, os.path.abspath(exe)
     if "=" in rev:  # LABEL=DIR: a source tree already extracted (a machine without the git history)
         sha, src = rev.split("=", 1)
         src = os.path.abspath(src)
@@ -71,8 +75,9 @@ def build(rev, scratch, program):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("revs", nargs="+", help="commits (anything git rev-parse takes), or LABEL=DIR for a source "
-                   "tree extracted beforehand (git archive REV | tar -x -C DIR)")
+    p.add_argument("revs", nargs="+", help="commits (anything git rev-parse takes), LABEL=DIR for a source "
+                   "tree extracted beforehand (git archive REV | tar -x -C DIR), or LABEL=PROGRAM for a program "
+                   "already built")
     p.add_argument("--program", default="shared_stream_copy", choices=sorted(PROGRAMS))
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--repetitions", type=int, default=5)
@@ -85,8 +90,9 @@ def main():
     scratch = tempfile.mkdtemp(prefix="compare_commits-")
     out = args.out or scratch
     os.makedirs(out, exist_ok=True)
-    builds = [build(rev, scratch, args.program) for rev in args.revs]
-    labels = {sha: f"{rev} ({sha})" for rev, (sha, _) in zip(args.revs, builds)}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(args.revs)) as pool:  # each build is mostly waiting
+        builds = list(pool.map(lambda rev: build(rev, scratch, args.program), args.revs))
+    labels = {sha: sha if "=" in rev else f"{rev} ({sha})" for rev, (sha, _) in zip(args.revs, builds)}
 
     samples = {sha: {} for sha, _ in builds}
     for rnd in range(args.rounds):
