@@ -165,12 +165,12 @@ struct member_kind {
   Py_ssize_t size;
 };
 #if PY_VERSION_HEX >= 0x030C0000
-constexpr member_kind member_kinds[] = {
-    {Py_T_LONGLONG, 8}, {Py_T_INT, 4}, {Py_T_ULONGLONG, 8}, {Py_T_DOUBLE, 8}, {Py_T_BYTE, 1}, {Py_T_LONGLONG, 8}};
+constexpr member_kind member_kinds[] = {{Py_T_LONGLONG, 8}, {Py_T_INT, 4},  {Py_T_ULONGLONG, 8},
+                                        {Py_T_DOUBLE, 8},   {Py_T_BYTE, 1}, {Py_T_LONGLONG, 8}};
 constexpr int read_only = Py_READONLY;
 #else
-constexpr member_kind member_kinds[] = {
-    {T_LONGLONG, 8}, {T_INT, 4}, {T_ULONGLONG, 8}, {T_DOUBLE, 8}, {T_BYTE, 1}, {T_LONGLONG, 8}};
+constexpr member_kind member_kinds[] = {{T_LONGLONG, 8}, {T_INT, 4},  {T_ULONGLONG, 8},
+                                        {T_DOUBLE, 8},   {T_BYTE, 1}, {T_LONGLONG, 8}};
 constexpr int read_only = READONLY;
 #endif
 constexpr const char* member_names[] = {"device_type", "device_index", "stream_id", "cuda_stream", "other"};
@@ -257,8 +257,8 @@ void feed(py::handle obj) {
 void one_input(fuzz::input& in) {
   const auto shape = in.take<std::uint8_t>();
   const bool torch_like = (shape & 1U) != 0;
-  const int form = (shape >> 1) % 5;              // how __cuda_stream__ is there (make_class)
-  const int cuda_stream_form = (shape >> 4) % 4;  // how `cuda_stream` is there
+  const int form = (shape >> 1) % 5;             // how __cuda_stream__ is there (make_class)
+  const int cuda_stream_form = (shape >> 4) % 4; // how `cuda_stream` is there
   const bool raises = (shape & 0x40U) != 0;
   py::object exc = make_exception(in);
   py::object value = make_value(in, 3);
@@ -267,8 +267,9 @@ void one_input(fuzz::input& in) {
   // torch's method passes the casters' check by its module and qualified name; a near miss not.
   const auto naming = in.take<std::uint8_t>() % 4;
   const char* module = naming == 1 ? "torch.cuda" : "torch.cuda.streams";
-  const char* qualname = naming == 2 ? "Stream.__cuda_stream" : naming == 3 ? "Other.__cuda_stream__"
-                                                                            : "Stream.__cuda_stream__";
+  const char* qualname = naming == 2   ? "Stream.__cuda_stream"
+                         : naming == 3 ? "Other.__cuda_stream__"
+                                       : "Stream.__cuda_stream__";
   py::object method = python->globals["make_method"](value, raises ? exc : py::none(), module, qualname);
 
   py::object base = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&PyBaseObject_Type));
@@ -304,7 +305,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("PYTHONMALLOC", "malloc", 1);
   python = new interpreter(); // never finalized: the process ends with the fuzzer
   std::atexit([] {
-    std::fprintf(stderr, "%s: decoder outcomes: %llu accepted, %llu declined, %llu refused; %llu look-alike torch inputs\n",
+    std::fprintf(stderr,
+                 "%s: decoder outcomes: %llu accepted, %llu declined, %llu refused; %llu look-alike torch inputs\n",
                  target, outcomes[0], outcomes[1], outcomes[2], torch_like_inputs);
   });
   return 0;
