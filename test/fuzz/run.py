@@ -8,6 +8,12 @@ and no sanitizer report. Exits 77 (meson's "skipped") when clang++ or libFuzzer 
 
     test/fuzz/run.py                      build in build-fuzz/, 200000 runs per target
     test/fuzz/run.py --runs 2000000 --only dlpack_stream
+    test/fuzz/run.py --only python_casters --python-runs 100000   # the Python casters, embedded
+
+The Python target (python_casters.cpp) embeds this interpreter (--python) and needs its headers,
+libpython and pybind11; it runs 3000 inputs by default (each makes a class), with
+PYTHONMALLOC=malloc so that AddressSanitizer sees each Python object's bounds, and without leak
+checking (the interpreter is never finalized).
 Registered as the meson test 'fuzz-decoders' (suite 'fuzz') by test/fuzz/meson.build.
 A failing input is saved as <build-dir>/artifacts/<target>-crash-<sha1>; replay it with
 <build-dir>/fuzz_<target> <that file>.
