@@ -22,6 +22,10 @@ Two ways to say what is judged:
     --info ROW_REGEX BASELINE prints a ratio without judging it; --reference ROW_REGEX NS LABEL
     prints a row beside a number measured elsewhere (e.g. cuda.core's), not judged.
 
+    --control ROW_REGEX BASELINE TOLERANCE names control rows (the baseline measured again): if
+    one's ratio is off 1 by more than TOLERANCE, every verdict reads INCONCLUSIVE. In single-
+    baseline mode the control/ rows gate the same way, with TOLERANCE = target - 1.
+
 Output: the table of medians; then one line per verdict starting with TARGET, which is what
 bench/run_all.sh collects:
 
@@ -34,7 +38,8 @@ the machine over every row instead of charging them to whichever benchmark ran t
 (the default metric) leaves out the time the thread waited for a core; --metric real_time is
 the right one for CUDA calls, which may wait for the driver without using the CPU.
 
-Exit status: 0 all judged ratios within their targets, 1 some ratio missed, 2 the run itself
+Exit status: 0 all judged ratios within their targets, 1 some ratio missed, 3 inconclusive (a
+control row was off by more than its tolerance: the run was too noisy to judge), 2 the run itself
 failed, 77 the program skipped itself (it exits 77 where it has nothing to measure, e.g. the GPU
 programs on a machine without a CUDA device; its reason is printed).
 """
@@ -47,6 +52,7 @@ import subprocess
 import sys
 
 SKIP = 77
+INCONCLUSIVE = 3
 
 
 def die(message):
@@ -84,6 +90,10 @@ def parse_args():
                    help="print the ratio of every row matching ROW_REGEX against BASELINE, not judged (repeatable)")
     p.add_argument("--reference", action="append", nargs=3, default=[], metavar=("ROW_REGEX", "NS", "LABEL"),
                    help="print rows matching ROW_REGEX beside an outside measurement of NS nanoseconds, not judged")
+    p.add_argument("--control", action="append", nargs=3, default=[], metavar=("ROW_REGEX", "BASELINE", "TOLERANCE"),
+                   help="a control row: the baseline measured again, whose ratio should be 1. If any control's "
+                        "ratio is off 1 by more than TOLERANCE (e.g. 0.05), the run was too noisy to tell and "
+                        "every verdict of --compare reads INCONCLUSIVE instead of PASS or FAIL (repeatable)")
     p.add_argument("--name", default=None, help="what TARGET lines call the program (default: its file name)")
     p.add_argument("--metric", choices=["real_time", "cpu_time"], default="cpu_time",
                    help="which time to compare (default cpu_time: the thread's own time, which leaves out "
@@ -202,20 +212,28 @@ def single_baseline(args, samples, name):
     base_name = baselines[0]
     base = statistics.median(samples[base_name])
     also = statistics.median(samples[args.also_vs]) if args.also_vs in samples else None
-    judged = tuple(args.judge or ["route/", "control/"])
+    judged = tuple(args.judge or ["route/"])
     is_judged = lambda n: n != base_name and n.startswith(judged)
-    print(f"baseline: {base_name}; judged: rows starting with {', '.join(judged)}; target: ratio <= {args.target}")
+    # control/ rows: the baseline again. Their ratio should be 1; one off by more than the
+    # target's margin means the run cannot tell a route's cost from noise.
+    is_control = lambda n: n != base_name and n.startswith("control/")
+    margin = args.target - 1
+    print(f"baseline: {base_name}; judged: rows starting with {', '.join(judged)}; target: ratio <= {args.target}; "
+          f"control/ rows gate: |ratio - 1| <= {margin:.3g}")
 
     header = ["benchmark", "reps", "median ns", "min ns", "+/- (IQR/2)", f"ratio vs {base_name}"]
     if also is not None:
         header.append(f"ratio vs {args.also_vs}")
     header.append("verdict")
-    lines, ratios = [], {}
+    lines, ratios, controls = [], {}, {}
     for n, times in samples.items():
         med, mn, spread = stats(times)
         ratio = med / base
         if n == base_name:
             verdict = "baseline"
+        elif is_control(n):
+            controls[n] = ratio
+            verdict = "control ok" if abs(ratio - 1) <= margin else "CONTROL OFF"
         elif not is_judged(n):
             verdict = "(diagnostic)"
         else:
@@ -231,11 +249,17 @@ def single_baseline(args, samples, name):
         die("no judged rows in the run")
     failed = {n: r for n, r in ratios.items() if r > args.target}
     worst = max(ratios, key=ratios.get)
-    verdict = "FAIL" if failed else "PASS"
+    off = {n: r for n, r in controls.items() if abs(r - 1) > margin}
+    verdict = "INCONCLUSIVE" if off else ("FAIL" if failed else "PASS")
     detail = ("over: " + ", ".join(f"{n} ({r:.3f})" for n, r in failed.items())) if failed else \
         f"largest {ratios[worst]:.3f} ({worst})"
+    if off:
+        detail = ("control off by more than " + f"{margin:.3g}: " + ", ".join(f"{n} ({r:.3f})" for n, r in off.items())
+                  + "; " + detail)
+    elif controls:
+        detail += "; controls " + ", ".join(f"{r:.3f}" for r in controls.values())
     print(f"TARGET {name}: every {' and '.join(judged)} row vs {base_name}: ratio <= {args.target}: {verdict} ({detail})")
-    return 1 if failed else 0
+    return INCONCLUSIVE if off else (1 if failed else 0)
 
 
 OPS = {
@@ -269,8 +293,28 @@ def rules_mode(args, samples, errors, name):
     print_table(header, lines, args.markdown)
     print()
 
+    # Control rows first: the baseline measured again. One off 1 by more than its tolerance
+    # means this run cannot tell the judged rows from noise.
+    off = []
+    control_rows = []
+    for regex, baseline, tolerance in args.control:
+        found = pairs(regex, baseline)
+        if not found:
+            off.append(f"{regex}: no such row")
+        for row, base in found:
+            if base not in medians:
+                off.append(f"{row}: baseline {base} missing")
+                continue
+            ratio = medians[row][0] / medians[base][0]
+            good = abs(ratio - 1) <= float(tolerance)
+            control_rows.append([row, base, f"{ratio:.3f}", f"{1 / ratio:.1f}x", f"|ratio - 1| <= {float(tolerance):g}",
+                                 "control ok" if good else "CONTROL OFF"])
+            if not good:
+                off.append(f"{row} {ratio:.3f}")
+    gate = f"INCONCLUSIVE (control off: {'; '.join(off)})" if off else None
+
     header = ["benchmark", "against", "ratio", "speedup", "target", "verdict"]
-    rows = []
+    rows = list(control_rows)
     for regex, baseline, op, target in args.compare:
         if op not in OPS:
             die(f"--compare: unknown OP {op!r}; expected one of {', '.join(OPS)}")
@@ -278,23 +322,25 @@ def rules_mode(args, samples, errors, name):
         check, wording = OPS[op]
         found = pairs(regex, baseline)
         if not found:
-            print(f"TARGET {name}: {regex} vs {baseline}: {wording.format(t=target)}: FAIL (no such row in the run"
-                  + (f"; errors: {errors}" if errors else "") + ")")
+            verdicts.append(f"TARGET {name}: {regex} vs {baseline}: {wording.format(t=target)}: FAIL (no such row in the run"
+                            + (f"; errors: {errors}" if errors else "") + ")")
             status = 1
             continue
         for row, base in found:
             if base not in medians:
-                print(f"TARGET {name}: {row} vs {base}: {wording.format(t=target)}: FAIL (baseline missing from the run)")
+                verdicts.append(f"TARGET {name}: {row} vs {base}: {wording.format(t=target)}: FAIL (baseline missing from the run)")
                 status = 1
                 continue
             ratio = medians[row][0] / medians[base][0]
             ok = check(ratio, target)
-            status |= 0 if ok else 1
-            rows.append([row, base, f"{ratio:.3f}", f"{1 / ratio:.1f}x", wording.format(t=target), "PASS" if ok else "FAIL"])
+            verdict = gate or ("PASS" if ok else "FAIL")
+            if not gate:
+                status |= 0 if ok else 1
+            rows.append([row, base, f"{ratio:.3f}", f"{1 / ratio:.1f}x", wording.format(t=target), verdict.split(" ")[0]])
             pace = f"{1 / ratio:.2f}x faster" if ratio <= 1 else f"{ratio:.2f}x slower"
             verdicts.append(f"TARGET {name}: {row} vs {base}: ratio {ratio:.4f} = {pace} "
                             f"({fmt_ns(medians[row][0])} vs {fmt_ns(medians[base][0])} ns; target "
-                            f"{wording.format(t=target)}): {'PASS' if ok else 'FAIL'}")
+                            f"{wording.format(t=target)}): {verdict}")
     for regex, baseline in args.info:
         for row, base in pairs(regex, baseline):
             if base in medians:
@@ -312,6 +358,8 @@ def rules_mode(args, samples, errors, name):
         print()
     for line in verdicts + infos:
         print(line)
+    if status == 0 and gate and args.compare:
+        return INCONCLUSIVE
     return status
 
 
@@ -335,7 +383,7 @@ def main():
             return SKIP
         die("the run produced no benchmark results")
     print_context(data, args, samples)
-    if args.compare or args.info or args.reference:
+    if args.compare or args.info or args.reference or args.control:
         return rules_mode(args, samples, errors, name)
     return single_baseline(args, samples, name)
 

@@ -8,29 +8,38 @@
 # For each program, bench/ratios.py runs it (Google Benchmark, N repetitions interleaved in random
 # order, medians) and judges its rows against baselines measured in the same run:
 #
-#   get_stream_routes   every route/ and control/ row <= 1.02x route/cudaStream_t, and
-#                       (instruction_counts.py, where objdump exists) equal instruction counts
-#   shared_stream_copy  shared_stream copy+destroy <= 1.0x std::shared_ptr, 1 and 2 threads
+#   get_stream_routes   every route/ row <= 1.02x route/cudaStream_t, and (instruction_counts.py,
+#                       where objdump exists) equal instruction counts
+#   shared_stream_copy  shared_stream copy+destroy <= 0.8x std::shared_ptr on 1 thread, <= 1.0x
+#                       on 2 threads copying the same object
 #   stream_pool  (GPU)  stream_pool get+drop >= 100x faster than cudaStreamCreate+Destroy
 #   ordering     (GPU)  streamlike::wait <= 1.2x the raw floor, < 1x an event per call, and
 #                       <= 1.05x the wait as it was before it became capture-safe
 #   owner_queries (GPU) shown (compare_builds.py judges them against the previous library)
 #
+# Every program has control rows (its baseline measured again). A control whose ratio is off 1
+# by more than its tolerance (the target's margin: 2% for the routes, 5% for the copy, 10% for
+# the GPU rows) turns that program's verdicts into INCONCLUSIVE: the run was too noisy to tell.
+#
 # The GPU programs exist only where nvcc was found, and skip themselves (exit 77) without a CUDA
 # device: their targets then read SKIP, which fails the run only with --require-gpu (use it on
-# the GPU machine, so that a missing device cannot pass for a success). cuda.core's numbers
-# (4.3 us create+close, 836 ns Stream.wait, measured on the H200 host) are printed beside ours as
-# REFERENCE lines, not judged.
+# the GPU machine, so that a missing device cannot pass for a success). Where a device exists,
+# bench/references.py measures cuda.core's and torch's figures for the same operations in this
+# run; they are printed beside ours as REFERENCE lines, not judged (with --require-gpu a
+# library that gives no figure is a failure).
 #
 # Host rows are compared on CPU time (a shared machine's other jobs do not count), GPU rows on
 # real time (a CUDA call may wait for the driver without using the CPU). Raw JSON and the log go
-# to --out (default BUILD_DIR/bench-results). Exit status: 0 when no target failed, 1 otherwise.
+# to --out (default BUILD_DIR/bench-results). The log names the commit ($STREAMLIKE_COMMIT, else
+# `git rev-parse HEAD`) and this command. Exit status: 0 when no target failed and at least one
+# passed; 1 otherwise (INCONCLUSIVE neither passes nor fails; a run of only those exits 1).
 set -uo pipefail
 
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
 [ $# -ge 1 ] || usage 2
 case "$1" in -h|--help) usage 0 ;; esac
+command_line="bench/run_all.sh $*"
 build=$1; shift
 require_gpu=0
 reps=20
@@ -63,6 +72,9 @@ say() { echo "$@" | tee -a "$log"; }
 
 # ---- the machine ------------------------------------------------------------------------------
 say "== bench/run_all.sh: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+commit=${STREAMLIKE_COMMIT:-$(git -C "$(dirname "$0")" rev-parse HEAD 2>/dev/null)}
+say "commit: ${commit:-unknown (no git here: set STREAMLIKE_COMMIT)}$(git -C "$(dirname "$0")" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' + uncommitted changes')"
+say "command: $command_line"
 say "host: $(hostname)  nproc: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 say "cpu: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
 if command -v nvidia-smi >/dev/null 2>&1; then
@@ -101,7 +113,7 @@ run_program() {
 }
 
 # ---- the programs and their targets -------------------------------------------------------------
-run_program get_stream_routes 0   # defaults: baseline route/cudaStream_t; route/, control/ <= 1.02
+run_program get_stream_routes 0   # defaults: baseline route/cudaStream_t; route/ <= 1.02; control/ gate
 
 say "== get_stream_routes: instruction counts"
 if [ -x "$bin/get_stream_routes" ] && command -v objdump >/dev/null && command -v nm >/dev/null; then
@@ -115,16 +127,43 @@ say ""
 
 shared_ptr='copy/std::shared_ptr<int>\1'
 run_program shared_stream_copy 0 \
-  --compare 'copy/shared_stream_keep_alive(/threads:\d+)' "$shared_ptr" '<=' 1.0 \
+  --compare 'copy/shared_stream_keep_alive(/threads:1)' "$shared_ptr" '<=' 0.8 \
+  --compare 'copy/shared_stream_keep_alive(/threads:2)' "$shared_ptr" '<=' 1.0 \
+  --control 'control/std::shared_ptr<int>_again(/threads:\d+)' "$shared_ptr" 0.05 \
   --info 'copy/shared_stream_immortal_legacy(/threads:\d+)' "$shared_ptr" \
-  --info 'control/std::shared_ptr<int>_again(/threads:\d+)' "$shared_ptr" \
+  --info 'last/shared_stream_keep_alive(/threads:1)' 'last/std::shared_ptr<int>\1' \
   --info 'diag/shared_ptr_in_a_single_threaded_process(/threads:\d+)' "$shared_ptr"
+
+# cuda.core's and torch's figures for the same operations, measured now (not judged).
+refs_pool=()
+refs_wait=()
+if [ -x "$bin/stream_pool" ] || [ -x "$bin/ordering" ]; then
+  say "== references (bench/references.py)"
+  required=()
+  [ "$require_gpu" = 1 ] && required=(--require cuda.core --require torch)
+  ref_out=$(python3 "$here/references.py" --json "$out/references.json" "${required[@]}" 2>&1)
+  ref_status=$?
+  echo "$ref_out" | tee -a "$log"
+  if [ $ref_status -eq 1 ]; then
+    echo "TARGET references: FAIL (a library's figures could not be measured: see above)" >> "$verdicts"
+  fi
+  figure() { echo "$ref_out" | sed -n "s/^REFERENCE-FIGURE $1 //p"; }
+  f=$(figure 'cuda\.core\.create+close'); [ -n "$f" ] && refs_pool+=(--reference 'create/(shared|unique)_stream::create\+drop' "$f" 'cuda.core create_stream()+close() (this run)')
+  f=$(figure 'torch\.create+drop'); [ -n "$f" ] && refs_pool+=(--reference 'pool/stream_pool::get\+drop' "$f" 'torch.cuda.Stream() from its pool + drop (this run)')
+  f=$(figure 'cuda\.core\.wait'); [ -n "$f" ] && refs_wait+=(--reference 'wait/streamlike::wait\(.*\)' "$f" 'cuda.core Stream.wait(other) (this run)')
+  f=$(figure 'torch\.wait_stream'); [ -n "$f" ] && refs_wait+=(--reference 'wait/streamlike::wait\(.*\)' "$f" 'torch Stream.wait_stream(other) (this run)')
+  for line in $(echo "$ref_out" | sed -n 's/^REFERENCE-MISSING \([^:]*\):.*/\1/p'); do
+    echo "REFERENCE references: $line not measured (see the log)" >> "$verdicts"
+  done
+  say ""
+fi
 
 create='create/cudaStreamCreate+cudaStreamDestroy'
 run_program stream_pool 1 --metric real_time \
   --compare 'pool/stream_pool::get\+drop' "$create" 'faster>=' 100 \
+  --control 'control/cudaStreamCreate\+cudaStreamDestroy_again' "$create" 0.1 \
   --info 'create/cudaStreamCreateWithPriority.*|create/(shared|unique)_stream::create\+drop' "$create" \
-  --reference 'create/(shared|unique)_stream::create\+drop' 4300 'cuda.core create+close of an owned stream (H200 host)'
+  "${refs_pool[@]}"
 
 floor='wait/raw_floor:cudaEventRecord+cudaStreamWaitEvent'
 per_call='wait/event_per_call:create+record+wait+destroy'
@@ -133,8 +172,9 @@ run_program ordering 1 --metric real_time \
   --compare "$ours" "$floor" '<=' 1.2 \
   --compare "$ours" "$per_call" '<' 1.0 \
   --compare "$ours" 'wait/pre_capture_check:ctx_lookup+record+wait' '<=' 1.05 \
+  --control 'control/raw_floor_again' "$floor" 0.1 \
   --info 'wait/streamlike::wait\(cudaStream_t,cudaStream_t\)|wait/event_per_call.*|diag/.*' "$floor" \
-  --reference 'wait/streamlike::wait\(.*\)' 836 'cuda.core Stream.wait(other_stream) (H200 host)'
+  "${refs_wait[@]}"
 
 run_program owner_queries 1 --metric real_time \
   --info 'query/.*|diag/.*' 'query/core:stream_control_block::facts'
@@ -147,7 +187,8 @@ fi
 pass=$(grep -cE '^TARGET .*: PASS' "$verdicts")
 fail=$(grep -cE '^TARGET .*: FAIL' "$verdicts")
 skip=$(grep -cE '^TARGET [^:]*: SKIP' "$verdicts")
-say "== summary ($(date -u '+%Y-%m-%d %H:%M:%S UTC'); raw JSON and this log in $out)"
+inconclusive=$(grep -cE '^TARGET .*: INCONCLUSIVE' "$verdicts")
+say "== summary ($(date -u '+%Y-%m-%d %H:%M:%S UTC'); commit ${commit:-unknown}; raw JSON and this log in $out)"
 while IFS= read -r line; do
   case "$line" in
     TARGET*) say "${line#TARGET }" ;;
@@ -158,5 +199,9 @@ while IFS= read -r line; do
     REFERENCE*) say "(not judged) ${line#REFERENCE }" ;;
   esac
 done < "$verdicts"
-say "$pass passed, $fail failed, $skip skipped"
+say "$pass passed, $fail failed, $skip skipped, $inconclusive inconclusive"
+if [ "$pass" -eq 0 ]; then
+  say "run_all.sh: no target passed: nothing was shown"
+  exit 1
+fi
 [ "$fail" -eq 0 ]

@@ -11,6 +11,10 @@
 //                                                   block is never freed but counts all the same
 //   control/std::shared_ptr<int>_again/threads:N    the baseline again: the noise floor of the run
 //   diag/shared_ptr_in_a_single_threaded_process    libstdc++'s non-atomic count (see main)
+//   last/shared_stream_keep_alive                   shown: make a keep-alive shared_stream and
+//                                                   drop it, the last reference (the drop that a
+//                                                   load-first fast path would make cheaper)
+//   last/std::shared_ptr<int>                       shown: the same for std::allocate_shared
 // The sizes of the types are in the output's context (benchmark::AddCustomContext).
 //
 // Nothing here needs a GPU or a driver: keep_alive of a default stream and the immortal default
@@ -55,6 +59,23 @@ void copy_and_destroy(benchmark::State& state, Pointer* source) {
   }
 }
 
+// Makes a stream owner with one reference and drops it: one allocation, one free, and the last
+// reference's drop. The keep-alive object is a copy of a std::shared_ptr, as in the copy rows.
+void last_shared_stream(benchmark::State& state) {
+  for (auto _ : state) {
+    streamlike::shared_stream s =
+        streamlike::shared_stream::keep_alive(streamlike::stream_view::per_thread_default(), shared_ptr_source);
+    benchmark::DoNotOptimize(s);
+  }
+}
+// The same for std::shared_ptr: a block that holds the same std::shared_ptr copy.
+void last_shared_ptr(benchmark::State& state) {
+  for (auto _ : state) {
+    std::shared_ptr<std::shared_ptr<int>> p = std::make_shared<std::shared_ptr<int>>(shared_ptr_source);
+    benchmark::DoNotOptimize(p);
+  }
+}
+
 #if defined(__GLIBCXX__)
 // What std::shared_ptr does in a process that never started a second thread: libstdc++ (GCC 12)
 // asks __libc_single_threaded before every count change and then uses a plain ++/--. main()
@@ -76,6 +97,8 @@ void register_all() {
                                     &immortal_source));
   both(benchmark::RegisterBenchmark("control/std::shared_ptr<int>_again", copy_and_destroy<std::shared_ptr<int>>,
                                     &shared_ptr_source_again));
+  benchmark::RegisterBenchmark("last/shared_stream_keep_alive", last_shared_stream)->Threads(1);
+  benchmark::RegisterBenchmark("last/std::shared_ptr<int>", last_shared_ptr)->Threads(1);
 #if defined(__GLIBCXX__)
   benchmark::RegisterBenchmark("diag/shared_ptr_in_a_single_threaded_process",
                                copy_and_destroy<single_threaded_shared_ptr>, &single_threaded_source)

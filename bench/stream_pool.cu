@@ -80,6 +80,7 @@ void register_all() {
   benchmark::RegisterBenchmark("pool/stream_pool::get+drop", pool_get_drop);
   benchmark::RegisterBenchmark("create/shared_stream::create+drop", shared_create_drop);
   benchmark::RegisterBenchmark("create/unique_stream::create+drop", unique_create_drop);
+  benchmark::RegisterBenchmark("control/cudaStreamCreate+cudaStreamDestroy_again", raw_create_destroy);
 }
 
 } // namespace bench_pool

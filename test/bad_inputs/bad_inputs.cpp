@@ -372,12 +372,18 @@ TEST_CASE("an empty owner's error carries cudaErrorInvalidResourceHandle as its 
   for (const bad_input& row : table()) {
     if (row.group != "Empty owners") continue;
     CAPTURE(row.id);
+    REQUIRE_MESSAGE(row.condition == when::always, row.id << ": an empty owner's row does not need a device");
+    // Every row of the group throws streamlike::error: no throw, or any other exception, fails.
     try {
       row.run();
+      FAIL_CHECK(row.id << ": did not throw");
     } catch (const streamlike::error& e) {
       CHECK(e.code() == cudaErrorInvalidResourceHandle);
       ++checked;
+    } catch (const std::exception& e) {
+      FAIL_CHECK(row.id << ": threw " << type_of(e) << " (" << e.what() << "), not streamlike::error");
     } catch (...) {
+      FAIL_CHECK(row.id << ": threw something that is not a std::exception");
     }
   }
   CHECK(checked > 0);

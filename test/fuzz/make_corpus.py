@@ -62,7 +62,31 @@ def address_seeds():
     return seeds
 
 
+def python_seeds():
+    """python_casters.cpp's inputs for the usual objects: a valid (0, address) from a plain class
+    and from a look-alike of torch's type with torch's layout; the fuzzer varies the rest."""
+    def shape(torch_like, form, cuda_stream_form, raises):
+        return next(b for b in range(256) if (b & 1) == torch_like and (b >> 1) % 5 == form
+                    and (b >> 4) % 4 == cuda_stream_form and bool(b & 0x40) == raises)
+
+    def int_(kind, v):  # make_value: an int; make_int: kind, then 8 bytes
+        return bytes([0, kind]) + i64(v)
+
+    protocol_tuple = bytes([7, 0]) + int_(0, 0) + int_(1, TYPICAL)  # make_value: a tuple of two
+    seeds = {}
+    for torch_like in (0, 1):
+        for cuda_stream_form in (0, 1, 3):
+            head = bytes([shape(torch_like, 0, cuda_stream_form, False), 0]) + protocol_tuple + int_(1, TYPICAL)
+            head += bytes([0])  # torch's module and qualified name
+            if torch_like:
+                # 3 payload words, three long long members at their own words, read-only
+                head += bytes([3, 3, 0, 0, 0, 0, 1, 1, 0, 2, 2]) + i64(1) + i64(0) + i64(5)
+            seeds[f"{'torch' if torch_like else 'plain'}_cuda_stream{cuda_stream_form}"] = head
+    return seeds
+
+
 TARGETS = {
+    "python_casters": python_seeds,
     "cuda_stream_protocol": protocol_seeds,
     "dlpack_stream": optional_seeds,
     "cuda_array_interface_stream": optional_seeds,

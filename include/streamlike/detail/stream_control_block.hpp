@@ -1,8 +1,7 @@
 // streamlike/detail/stream_control_block.hpp: the refcounted block behind shared_stream.
 //
 // One block per owned stream. The count is atomic; a copy is one relaxed increment, a drop one
-// acquire-release decrement (as std::shared_ptr), or only a load when it drops the last
-// reference. What the last drop does depends on how the stream came in (created, adopted, a
+// acquire-release decrement. What the last drop does depends on how the stream came in (created, adopted, a
 // moved-in owner, a keep-alive object, an immortal default stream), so it is a virtual
 // dispose(). Its out-of-line parts live in src/shared_stream.cpp.
 #ifndef STREAMLIKE_DETAIL_STREAM_CONTROL_BLOCK_HPP
@@ -55,10 +54,14 @@ public:
 
   void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept {
-    // The sole owner drops without an atomic read-modify-write (as libstdc++'s shared_ptr does):
-    // no other thread holds a reference, so none can copy it concurrently. The acquire load
-    // pairs with the release part of other owners' earlier decrements.
-    if (refs_.load(std::memory_order_acquire) == 1 || refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) dispose();
+    // One acquire-release decrement and nothing else: every owner's writes happen before
+    // dispose(), and a drop that is not the last pays one atomic operation (no load of the
+    // count before it, which costs a second trip for the count's cache line when another thread
+    // copies the same stream). Not a release decrement plus an acquire fence on the last
+    // reference: on x86 that is the same instruction, and ThreadSanitizer does not model fences.
+    // bench/RESULTS.md ("shared_stream_copy") has the numbers that chose this over a load-first
+    // fast path for the last reference.
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) dispose();
   }
   [[nodiscard]] long use_count() const noexcept { return refs_.load(std::memory_order_relaxed); }
   [[nodiscard]] cudaStream_t handle() const noexcept { return handle_; }
