@@ -1,6 +1,8 @@
-// Promise: `view.wait(0)` and `view.wait(nullptr)` do not compile: neither is an event or a
-// stream (without the deleted overloads, 0 would silently become a null cudaEvent_t).
-// expected-error-re: (use of deleted function|call to deleted member function|deleted)
+// Promise: `view.wait(0)` does not compile: 0 is neither an event nor a stream. Without the deleted
+// wait(Integer) it would silently become a null cudaEvent_t, so the error must name that overload
+// (g++: the deleted function; clang++: the deleted candidate it selected).
+// expected-error-re: use of deleted function 'void streamlike::stream_view::wait\(Integer\) const \[with Integer = int\]'|call to deleted member function 'wait'\n[^\n]*\n[^\n]*\n[^\n]*note: candidate function \[with Integer = int\] has been explicitly deleted
+// unexpected-error-re: ambiguous
 #include <streamlike/stream_view.hpp>
 
 void use(streamlike::stream_view consumer, streamlike::stream_view producer) {
