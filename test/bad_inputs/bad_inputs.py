@@ -28,6 +28,7 @@ COMPILE_TIME = ("<!-- BEGIN GENERATED: compile-time bad inputs (test/bad_inputs/
                 "<!-- END GENERATED: compile-time bad inputs -->")
 
 DIRECTIVE = re.compile(r"^\s*//\s*expected-error-re:\s*(.*?)\s*$")
+UNEXPECTED = re.compile(r"^\s*//\s*unexpected-error-re:\s*(.*?)\s*$")
 GUARD_BEGIN = re.compile(r"^\s*#\s*ifndef\s+STREAMLIKE_COMPILE_FAIL_CONTROL\b")
 GUARD_END = re.compile(r"^\s*#\s*endif\b")
 GUARD_ELSE = re.compile(r"^\s*#\s*(else|elif)\b")
@@ -39,7 +40,7 @@ def code(text):
 
 
 def describe(path):
-    """(bad code, promise, expected diagnostics) of one compile-fail source."""
+    """(bad code, promise, expected diagnostics, unexpected diagnostics) of one compile-fail source."""
     lines = path.read_text(encoding="utf-8").splitlines()
     comment = []
     for line in lines:
@@ -53,6 +54,7 @@ def describe(path):
     first = re.search(r"^.*?(?<!\be\.g)(?<!\bi\.e)\.(?=\s|$)", promise)
     promise = first.group(0) if first else promise
     expected = [m.group(1) for m in map(DIRECTIVE.match, lines) if m]
+    unexpected = [m.group(1) for m in map(UNEXPECTED.match, lines) if m]
     guarded, inside = [], False
     for line in lines:
         if GUARD_BEGIN.match(line):
@@ -65,20 +67,22 @@ def describe(path):
         raise SystemExit(f"bad_inputs.py: {path} has no statement guarded by #ifndef STREAMLIKE_COMPILE_FAIL_CONTROL")
     if not expected:
         raise SystemExit(f"bad_inputs.py: {path} has no // expected-error-re: line")
-    return " ".join(guarded), promise, expected
+    return " ".join(guarded), promise, expected, unexpected
 
 
 def render_compile_time():
     out = ["Each source below is compiled by the `compile-fail` suite (test/compile_fail/check.py) with g++",
-           "and clang++: it must fail, with diagnostics matching every pattern shown, and compile cleanly",
-           "without the offending code.",
+           "and clang++: it must fail, with diagnostics matching every pattern shown and none of those it",
+           "must not match (an ambiguity, say, which would also fail to compile but for another reason), and",
+           "compile cleanly without the offending code.",
            "",
-           "| source | offending code | promise | diagnostics match |",
-           "|---|---|---|---|"]
+           "| source | offending code | promise | diagnostics match | and do not match |",
+           "|---|---|---|---|---|"]
     for path in sorted(COMPILE_FAIL.glob("*.cpp")):
-        bad, promise, expected = describe(path)
+        bad, promise, expected, unexpected = describe(path)
         out.append(f"| {code('test/compile_fail/' + path.name)} | {code(bad)} | {promise.replace('|', chr(92) + '|')} | "
-                   + " and ".join(code(e) for e in expected) + " |")
+                   + " and ".join(code(e) for e in expected) + " | "
+                   + (" nor ".join(code(u) for u in unexpected) or "-") + " |")
     return "\n".join(out) + "\n"
 
 

@@ -1,8 +1,9 @@
 // Promise: a temporary owner does not convert to cuda::stream_ref or stream_view: the temporary
 // may hold the last reference (a shared_stream) or destroy its stream (a unique_stream) at the end
 // of the full expression, so the view would dangle. An lvalue owner converts.
-// expected-error-re: (use of deleted function|deleted)
-// expected-error-re: operator (cuda::.*stream_ref|streamlike::stream_view)
+// Each error names the deleted rvalue conversion (g++: the function; clang++: the conversion).
+// expected-error-re: use of deleted function 'streamlike::shared_stream::operator cuda::[^']*stream_ref\(\) (const )?&&'|conversion function from 'streamlike::shared_stream' to 'cuda::stream_ref' invokes a deleted function
+// expected-error-re: use of deleted function 'streamlike::unique_stream::operator streamlike::stream_view\(\) (const )?&&'|conversion function from 'streamlike::unique_stream' to 'streamlike::stream_view' invokes a deleted function
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/unique_stream.hpp>
 

@@ -52,3 +52,29 @@ TEST_CASE("the same shape without the opt-out is viewed through its member") {
   const fake::one_stream s;
   CHECK(streamlike::get_stream(s) == stream_view::per_thread_default());
 }
+
+namespace fake {
+// Opted out although it has the strongest route, a tag_invoke: the opt-out is checked first.
+struct tag_invoke_pool {
+  friend stream_view tag_invoke(streamlike::get_stream_t, const tag_invoke_pool&) noexcept {
+    return stream_view::per_thread_default();
+  }
+};
+// The same shape, not opted out.
+struct tag_invoke_one_stream {
+  friend stream_view tag_invoke(streamlike::get_stream_t, const tag_invoke_one_stream&) noexcept {
+    return stream_view::per_thread_default();
+  }
+};
+} // namespace fake
+
+template <>
+inline constexpr bool streamlike::disable_stream_like<fake::tag_invoke_pool> = true;
+
+TEST_CASE("the opt-out wins over a tag_invoke route too") {
+  static_assert(!streamlike::stream_like<fake::tag_invoke_pool&>);
+  static_assert(!streamlike::stream_like<const fake::tag_invoke_pool&>);
+  static_assert(std::is_void_v<decltype(streamlike::get_stream(std::declval<const fake::tag_invoke_pool&>()))>);
+  static_assert(streamlike::stream_like<const fake::tag_invoke_one_stream&>);
+  CHECK(streamlike::get_stream(fake::tag_invoke_one_stream{}) == stream_view::per_thread_default());
+}

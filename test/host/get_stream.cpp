@@ -482,3 +482,22 @@ TEST_CASE("get_stream is an object of type get_stream_t") {
   const auto f = streamlike::get_stream;
   CHECK(f(fake_handle(0x1234)) == fake_handle(0x1234));
 }
+
+// --- null pointer constants returned by a route ----------------------------------------------------
+
+namespace lib {
+// std::nullptr_t converts to cudaStream_t, but a route that returns it returns no stream.
+struct get_stream_returns_nullptr {
+  std::nullptr_t get_stream() const noexcept { return nullptr; }
+};
+struct tag_invoke_returns_nullptr {
+  friend std::nullptr_t tag_invoke(get_stream_t, const tag_invoke_returns_nullptr&) noexcept { return nullptr; }
+};
+} // namespace lib
+
+TEST_CASE("a member or tag_invoke returning std::nullptr_t is not a route, though nullptr converts to a handle") {
+  static_assert(refused<lib::get_stream_returns_nullptr>);
+  static_assert(refused<lib::tag_invoke_returns_nullptr>);
+  static_assert(!streamlike::stream_like<lib::get_stream_returns_nullptr&>);
+  static_assert(!streamlike::stream_like<lib::tag_invoke_returns_nullptr&>);
+}

@@ -41,6 +41,33 @@ TEST_CASE("stream_view cannot be made from an integer, bool, nullptr or void*") 
   static_assert(!std::is_convertible_v<std::nullptr_t, stream_view>);
 }
 
+// A literal 0 (or 0L, or false in C++03 days) is a null pointer constant: without the deleted
+// integer constructor it would convert to cudaStream_t and make a view of the handle 0. The
+// std::is_constructible checks above pass an int *value*, which is no null pointer constant, so
+// they cannot see that; these take the literal itself, inside a requires-expression that the
+// template parameter makes a substitution (false, not a hard error) when it does not compile.
+template <class View>
+concept direct_init_from_literal_zero = requires {
+  View{0};
+};
+template <class View>
+concept direct_init_from_literal_zero_long = requires {
+  View{0L};
+};
+template <class View>
+concept copy_init_from_literal_zero = requires(void (*take)(View)) {
+  take(0);
+};
+
+TEST_CASE("stream_view cannot be made from the literal 0, the null pointer constant") {
+  static_assert(!direct_init_from_literal_zero<stream_view>, "stream_view{0} must not compile");
+  static_assert(!direct_init_from_literal_zero_long<stream_view>, "stream_view{0L} must not compile");
+  static_assert(!copy_init_from_literal_zero<stream_view>, "passing 0 for a stream_view must not compile");
+  // The checks can see a type that accepts the literal: cudaStream_t itself does.
+  static_assert(direct_init_from_literal_zero<cudaStream_t>);
+  static_assert(copy_init_from_literal_zero<cudaStream_t>);
+}
+
 TEST_CASE("stream_view converts implicitly from and to cudaStream_t") {
   static_assert(std::is_nothrow_convertible_v<cudaStream_t, stream_view>);
   static_assert(std::is_nothrow_convertible_v<stream_view, cudaStream_t>);
@@ -144,6 +171,52 @@ TEST_CASE("== and != compare handles against stream_view, cudaStream_t and cuda:
     static_assert(noexcept(a == va));
     static_assert(noexcept(va == cuda::stream_ref{a}));
   }
+}
+
+// The same null pointer constants against wait() and ==: without their deleted overloads, 0 and
+// nullptr would become a null cudaEvent_t or a null cudaStream_t (compile-fail cases
+// stream_view_wait_on_* and stream_view_equals_* check the error names those overloads).
+template <class View>
+concept waits_on_literal_zero = requires(const View& view) {
+  view.wait(0);
+};
+template <class View>
+concept waits_on_nullptr = requires(const View& view) {
+  view.wait(nullptr);
+};
+template <class View>
+concept waits_on_integer_variable = requires(const View& view, long value) {
+  view.wait(value);
+};
+template <class View>
+concept equals_literal_zero = requires(const View& view) {
+  view == 0;
+};
+template <class View>
+concept equals_integer_variable = requires(const View& view, long value) {
+  view == value;
+};
+template <class View>
+concept equals_nullptr = requires(const View& view) {
+  view == nullptr;
+};
+template <class View>
+concept nullptr_equals = requires(const View& view) {
+  nullptr == view;
+};
+
+TEST_CASE("stream_view::wait and == refuse 0, integers and nullptr") {
+  static_assert(!waits_on_literal_zero<stream_view>, "view.wait(0) must not compile");
+  static_assert(!waits_on_nullptr<stream_view>, "view.wait(nullptr) must not compile");
+  static_assert(!waits_on_integer_variable<stream_view>, "view.wait(some_long) must not compile");
+  static_assert(!equals_literal_zero<stream_view>, "view == 0 must not compile");
+  static_assert(!equals_integer_variable<stream_view>, "view == some_long must not compile");
+  static_assert(!equals_nullptr<stream_view>, "view == nullptr must not compile");
+  static_assert(!nullptr_equals<stream_view>, "nullptr == view must not compile");
+  // What they are for still compiles.
+  static_assert(requires(const stream_view& view, cudaEvent_t event) { view.wait(event); });
+  static_assert(requires(const stream_view& view) { view.wait(view); });
+  static_assert(requires(const stream_view& view) { view == cudaStream_t{}; });
 }
 
 TEST_CASE("std::hash<stream_view> hashes the handle") {
