@@ -99,7 +99,8 @@ def build(cxx, target, sources, args, out):
     link = []
     if target in PYTHON_TARGETS:
         cmd += args.python_flags[0]
-        link = args.python_flags[1]
+        # The casters call the library's out-of-line API (from_owned_stream and the rest).
+        link = [str(args.library), f"-Wl,-rpath,{args.library.parent}", *args.python_flags[1]]
     cmd += [str(HERE / s) for s in sources]
     lib = args.cuda_home / "lib64"
     cmd += ["-o", str(out), f"-L{lib}", "-lcudart", f"-Wl,-rpath,{lib}", *link]
@@ -149,6 +150,8 @@ def main():
                         help="the Python whose headers and libpython the Python targets embed (default: this one)")
     parser.add_argument("--cxx", default=os.environ.get("STREAMLIKE_FUZZ_CXX", "clang++"))
     parser.add_argument("--include", type=pathlib.Path, default=ROOT / "include")
+    parser.add_argument("--library", type=pathlib.Path, default=ROOT / "build" / "libstreamlike.so",
+                        help="the built libstreamlike.so the Python target links (default: build/)")
     parser.add_argument("--cuda-home", type=pathlib.Path,
                         default=pathlib.Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")))
     parser.add_argument("--cccl", action="append", default=None,
@@ -170,6 +173,8 @@ def main():
 
     if targets.keys() & PYTHON_TARGETS:
         args.python_flags, why = python_flags(args.python)
+        if args.python_flags is not None and not args.library.is_file():
+            args.python_flags, why = None, f"no {args.library} to link (build the library, or pass --library)"
         if args.python_flags is None:
             if not targets.keys() - PYTHON_TARGETS:
                 skip(why)

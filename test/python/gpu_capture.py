@@ -32,7 +32,7 @@ if _first.cuda_device_count() == 0:
 N = 1 << 20  # int32 elements
 FILLED = 0x01010101  # an int32 whose four bytes were memset to 1
 REPLAYS = 100
-SLEEP_CYCLES = 200_000_000  # torch.cuda._sleep: about 0.1 s on an H200
+SLEEP_CYCLES = 2_000_000_000  # torch.cuda._sleep: about 1 s on an H200, ample for a loaded host
 
 
 @pytest.fixture(scope="module")
