@@ -1,5 +1,6 @@
 #include "capture_checks.hpp"
 
+#include "driver_entry_points.hpp"
 #include "error_messages.hpp"
 
 #include <string>
@@ -31,32 +32,52 @@ void throw_capturing(std::string_view type, std::string_view operation, std::str
   throw capturing_error(type, operation, why);
 }
 
+namespace {
+
+cudaError_t ask_status(cudaStream_t stream, cudaStreamCaptureStatus& status) noexcept {
+  const auto& drv = driver::get();
+  if (drv.stream_is_capturing != nullptr) {
+    CUstreamCaptureStatus driver_status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (drv.stream_is_capturing(stream, &driver_status) == CUDA_SUCCESS) [[likely]] {
+      status = static_cast<cudaStreamCaptureStatus>(driver_status);
+      return cudaSuccess;
+    }
+  }
+  // The runtime, for its own error (no driver, an invalid handle) where the driver had no answer.
+  return cudaStreamIsCapturing(stream, &status);
+}
+
+} // namespace
+
 cudaStreamCaptureStatus status_of(cudaStream_t stream, std::string_view type, std::string_view operation) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  const cudaError_t code = cudaStreamIsCapturing(stream, &status);
+  const cudaError_t code = ask_status(stream, status);
   if (code != cudaSuccess) [[unlikely]]
     throw_error_of(code, type, std::string(operation) + ": cudaStreamIsCapturing");
   return status;
 }
 
-void refuse_if_capturing(cudaStream_t stream, std::string_view type, std::string_view operation, std::string_view why) {
+cudaStreamCaptureStatus status_or_none(cudaStream_t stream) noexcept {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  const cudaError_t code = cudaStreamIsCapturing(stream, &status);
-  if (code != cudaSuccess) [[unlikely]] {
-    // A handle CUDA cannot ask about is not capturing: let the call itself report the failure,
-    // in its own words (no driver, an invalid handle), with no error of ours left behind.
+  if (ask_status(stream, status) != cudaSuccess) [[unlikely]] {
     (void)cudaGetLastError();
-    return;
+    return cudaStreamCaptureStatusNone;
   }
-  if (status != cudaStreamCaptureStatusNone) [[unlikely]]
+  return status;
+}
+
+void refuse_if_capturing(cudaStream_t stream, std::string_view type, std::string_view operation, std::string_view why) {
+  // A handle CUDA cannot ask about is not capturing: the operation's own call then reports the
+  // failure in its own words (no driver, an invalid handle).
+  if (status_or_none(stream) != cudaStreamCaptureStatusNone) [[unlikely]]
     throw_capturing(type, operation, why);
 }
 
-capture_state state_of(cudaStream_t stream, std::string_view type) {
+capture_state state_of(cudaStream_t stream, std::string_view type, std::string_view operation) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   capture_state state;
   throw_if_error_of(cudaStreamGetCaptureInfo(stream, &status, &state.id, &state.graph), type,
-                    "capture_info: cudaStreamGetCaptureInfo");
+                    std::string(operation) + ": cudaStreamGetCaptureInfo");
   state.status = static_cast<capture_status>(status);
   if (state.status == capture_status::none) state = capture_state{};
   return state;

@@ -24,17 +24,24 @@ public:
 
 [[noreturn]] void throw_capturing(std::string_view type, std::string_view operation, std::string_view why);
 
-/// cudaStreamIsCapturing (safe in every mode); throws streamlike::error naming "<type>::<operation>"
-/// on failure.
+/// The stream's capture status (safe in every mode), asked of the driver (cuStreamIsCapturing)
+/// where it answers, else of the runtime (cudaStreamIsCapturing): the runtime's call costs about
+/// four times as much, which the eager paths that ask first (wait, is_done, sync) would feel.
+/// Throws streamlike::error naming "<type>::<operation>" when neither can answer.
 [[nodiscard]] cudaStreamCaptureStatus status_of(cudaStream_t stream, std::string_view type, std::string_view operation);
+
+/// The same, with None for a stream CUDA cannot ask about (an invalid handle, no driver), and no
+/// error of CUDA's left behind: the caller's next call on the stream reports the failure itself.
+[[nodiscard]] cudaStreamCaptureStatus status_or_none(cudaStream_t stream) noexcept;
 
 /// Throws capturing_error if `stream` is in a capture (active or invalidated); `why` says which
 /// CUDA call the operation would have to make. A stream CUDA cannot ask about (an invalid
 /// handle, no driver) passes: the operation's own call then reports the failure.
 void refuse_if_capturing(cudaStream_t stream, std::string_view type, std::string_view operation, std::string_view why);
 
-/// cudaStreamGetCaptureInfo, as a capture_state.
-[[nodiscard]] capture_state state_of(cudaStream_t stream, std::string_view type);
+/// cudaStreamGetCaptureInfo, as a capture_state; throws streamlike::error naming
+/// "<type>::<operation>" on failure.
+[[nodiscard]] capture_state state_of(cudaStream_t stream, std::string_view type, std::string_view operation);
 
 } // namespace streamlike::detail::capture
 

@@ -80,8 +80,7 @@ int device_of_or_minus_one(cudaStream_t stream) noexcept {
   int device = -1;
   if (names_a_default_stream(stream)) return cudaGetDevice(&device) == cudaSuccess ? device : -1;
   if (driver_device_of(stream, device)) return device;
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess || status != cudaStreamCaptureStatusNone ||
+  if (capture::status_or_none(stream) != cudaStreamCaptureStatusNone ||
       cudaStreamGetDevice(stream, &device) != cudaSuccess) {
     (void)cudaGetLastError();
     return -1;

@@ -2,7 +2,6 @@
 // per-thread cache of timing-free events.
 #include "capture_checks.hpp"
 #include "cuda_context.hpp"
-#include "driver_entry_points.hpp"
 #include "error_messages.hpp"
 #include "stream_operations.hpp"
 
@@ -92,18 +91,12 @@ namespace {
 // (cudaEventWaitExternal) would not mean "the producer's work so far" at replay time, so
 // streamlike refuses rather than pick that meaning (docs/cuda-graphs.md).
 void check_capturing_consumer(cudaStream_t consumer, cudaStream_t producer, const char* type) {
-  cudaStreamCaptureStatus consumer_status = cudaStreamCaptureStatusNone;
-  unsigned long long consumer_capture = 0;
-  throw_if_error_of(cudaStreamGetCaptureInfo(consumer, &consumer_status, &consumer_capture), type,
-                    "wait: cudaStreamGetCaptureInfo");
-  if (consumer_status == cudaStreamCaptureStatusInvalidated) {
+  const capture_state consumer_state = capture::state_of(consumer, type, "wait");
+  if (consumer_state.status == capture_status::invalidated) {
     capture::throw_capturing(type, "wait", "its capture is already invalidated (end it), so a wait");
   }
-  cudaStreamCaptureStatus producer_status = cudaStreamCaptureStatusNone;
-  unsigned long long producer_capture = 0;
-  throw_if_error_of(cudaStreamGetCaptureInfo(producer, &producer_status, &producer_capture), type,
-                    "wait: cudaStreamGetCaptureInfo");
-  if (producer_status != cudaStreamCaptureStatusActive || producer_capture != consumer_capture) {
+  const capture_state producer_state = capture::state_of(producer, type, "wait");
+  if (producer_state.status != capture_status::active || producer_state.id != consumer_state.id) {
     throw error(cudaErrorStreamCaptureIsolation, std::string(type) + "::wait",
                 "the stream is capturing a CUDA graph and the producer's work is outside that capture; a "
                 "capture can wait only on streams of the same capture (cudaErrorStreamCaptureIsolation would "
@@ -112,30 +105,12 @@ void check_capturing_consumer(cudaStream_t consumer, cudaStream_t producer, cons
   }
 }
 
-// The consumer's capture status, or None for one CUDA cannot ask about (the record or the wait
-// then reports it). Asked of the driver: the runtime's cudaStreamIsCapturing costs four times as
-// much, which the eager wait would feel (bench/RESULTS.md).
-cudaStreamCaptureStatus consumer_capture_status(cudaStream_t consumer) noexcept {
-  const auto& drv = driver::get();
-  if (drv.stream_is_capturing != nullptr) {
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (drv.stream_is_capturing(consumer, &status) == CUDA_SUCCESS) [[likely]]
-      return static_cast<cudaStreamCaptureStatus>(status);
-  }
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(consumer, &status) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return cudaStreamCaptureStatusNone;
-  }
-  return status;
-}
-
 } // namespace
 
 void stream_operations::wait(cudaStream_t consumer, cudaStream_t producer, const char* type) {
   if (producer == consumer) return;
   // One cheap, capture-safe query on the eager path; the rest only for a capturing consumer.
-  if (consumer_capture_status(consumer) != cudaStreamCaptureStatusNone) [[unlikely]]
+  if (capture::status_or_none(consumer) != cudaStreamCaptureStatusNone) [[unlikely]]
     check_capturing_consumer(consumer, producer, type);
   const cudaEvent_t event = this_thread_events().get(producer, type);
   throw_if_error_of(cudaEventRecord(event, producer), type, "wait: cudaEventRecord");

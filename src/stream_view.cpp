@@ -39,7 +39,9 @@ bool is_capturing(cudaStream_t stream, const char* type) {
   return capture::status_of(stream, type, "is_capturing") != cudaStreamCaptureStatusNone;
 }
 
-capture_state capture_info(cudaStream_t stream, const char* type) { return capture::state_of(stream, type); }
+capture_state capture_info(cudaStream_t stream, const char* type) {
+  return capture::state_of(stream, type, "capture_info");
+}
 
 bool is_done(cudaStream_t stream, const char* type) {
   capture::refuse_if_capturing(stream, type, "is_done", "cudaStreamQuery");
