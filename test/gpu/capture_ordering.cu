@@ -3,6 +3,7 @@
 // capture pattern, through the cached events; the graph replays both branches. A capturing stream
 // waiting on work outside its capture is refused by name, leaving the capture intact. In every
 // capture mode.
+#include "capture_support.hpp"
 #include "gpu_support.hpp"
 
 #include <streamlike/event.hpp>
@@ -18,15 +19,9 @@ namespace {
 
 using streamlike::stream_view;
 
-__global__ void add_kernel(int* counter, int value) { *counter += value; }
-
-struct mode_case {
-  cudaStreamCaptureMode mode;
-  const char* name;
-};
-const mode_case modes[] = {{cudaStreamCaptureModeGlobal, "global"},
-                           {cudaStreamCaptureModeThreadLocal, "thread-local"},
-                           {cudaStreamCaptureModeRelaxed, "relaxed"}};
+using gpu_test::add_kernel;
+using gpu_test::mode_case;
+using gpu_test::modes;
 
 unsigned long long capture_id(cudaStream_t s) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;

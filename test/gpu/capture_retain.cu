@@ -4,6 +4,7 @@
 // make CUDA calls; on a capturing stream it outlives the capture, the graph, every executable
 // graph and 100 replays, and is destroyed after the last graph_exec is gone; a capture discarded
 // by an exception releases it too.
+#include "capture_support.hpp"
 #include "gpu_support.hpp"
 
 #include <streamlike/capture.hpp>
@@ -26,8 +27,7 @@ namespace {
 using namespace std::chrono_literals;
 using streamlike::stream_view;
 
-__global__ void add_kernel(int* counter, int value) { *counter += value; }
-
+using gpu_test::add_kernel;
 // What a retained object reports when it dies: that it did, on which thread, and whether a CUDA
 // call made by its destructor succeeded.
 struct death_report {

@@ -5,6 +5,7 @@
 // (cudaStreamGetCaptureInfo), and the graph instantiates and replays the work captured around the
 // call. Also: capture_info()/is_capturing() on the view and the owners, and
 // stream_pool::get_non_capturing skipping a pool stream that a capture is using.
+#include "capture_support.hpp"
 #include "gpu_support.hpp"
 
 #include <streamlike/capture_state.hpp>
@@ -26,15 +27,9 @@ using streamlike::shared_stream;
 using streamlike::stream_view;
 using streamlike::unique_stream;
 
-__global__ void add_kernel(int* counter, int value) { *counter += value; }
-
-struct mode_case {
-  cudaStreamCaptureMode mode;
-  const char* name;
-};
-const mode_case modes[] = {{cudaStreamCaptureModeGlobal, "global"},
-                           {cudaStreamCaptureModeThreadLocal, "thread-local"},
-                           {cudaStreamCaptureModeRelaxed, "relaxed"}};
+using gpu_test::add_kernel;
+using gpu_test::mode_case;
+using gpu_test::modes;
 
 enum class outcome { works, refuses };
 

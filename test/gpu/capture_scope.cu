@@ -3,6 +3,7 @@
 // launches on any stream_like object (a raw handle, a view, both owners); an exception inside the
 // scope ends the capture and discards the graph, leaving the stream usable, also with a stream
 // forked into the capture and never joined; end() of an invalidated capture throws and ends it.
+#include "capture_support.hpp"
 #include "gpu_support.hpp"
 
 #include <streamlike/capture.hpp>
@@ -26,8 +27,7 @@ using streamlike::graph;
 using streamlike::graph_exec;
 using streamlike::stream_view;
 
-__global__ void add_kernel(int* counter, int value) { *counter += value; }
-
+using gpu_test::add_kernel;
 const capture_mode modes[] = {capture_mode::global, capture_mode::thread_local_, capture_mode::relaxed};
 
 // The stream runs work again: a kernel queued on it completes.
