@@ -14,6 +14,7 @@ Environment:
                            tests that hand streams between them and the package
 """
 import glob
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -103,3 +104,28 @@ def bridge_modules(streamlike):
     import importlib
 
     return [importlib.import_module(name) for name in ("streamlike_nb_test", "streamlike_pb_test")]
+
+
+@pytest.fixture(scope="session")
+def cython_holder(installed, streamlike, tmp_path_factory):
+    """owned_holder.pyx, cythonized against the installed package's owned_stream.pxd and built
+    with its C headers (streamlike.get_include()): a Cython consumer and producer of owning
+    streams, as a library written in Cython would be."""
+    if not os.path.isfile(os.path.join(installed.site, "streamlike", "owned_stream.pxd")):
+        pytest.fail("the installed package lacks streamlike/owned_stream.pxd")
+    if subprocess.run([sys.executable, "-c", "import Cython"]).returncode != 0:
+        pytest.skip("Cython is not installed (scripts/setup installs it)")
+    tmp = str(tmp_path_factory.mktemp("cython"))
+    source = os.path.join(tmp, "owned_holder.c")
+    cythonized = subprocess.run([sys.executable, "-m", "cython", "-3", "-I", installed.site, "-o", source,
+                                 os.path.join(HERE, "owned_holder.pyx")], capture_output=True, text=True)
+    assert cythonized.returncode == 0, cythonized.stderr
+    cc = (sysconfig.get_config_var("CC") or "cc").split()
+    module = os.path.join(tmp, "owned_holder" + sysconfig.get_config_var("EXT_SUFFIX"))
+    built = subprocess.run(cc + ["-shared", "-fPIC", "-O1", "-I", sysconfig.get_paths()["include"], "-I",
+                                 streamlike.get_include(), source, "-o", module], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    spec = importlib.util.spec_from_file_location("owned_holder", module)
+    holder_module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(holder_module)
+    return holder_module

@@ -262,3 +262,21 @@ def test_a_cpp_stream_reaches_python_as_the_package_type(sl, bridge_modules):
         assert type(made) is sl.Stream and made.owning
         fill_and_check(torch, made.handle)
         assert sl.StreamView(made).device == 0
+
+
+def test_a_cython_module_keeps_a_stream_alive_and_hands_it_back(sl, cython_holder):
+    torch = torch_or_skip()
+    stream = sl.Stream.create()
+    handle, sid = stream.handle, stream.id
+    holder = cython_holder.Holder(stream)  # an owning reference, through the installed .pxd
+    assert holder.handle == handle and stream.use_count == 2
+    del stream
+    gc.collect()
+    fill_and_check(torch, handle)  # Cython alone keeps the stream alive
+    assert sl.StreamView(sl.from_address(handle)).id == sid  # the same stream, not a reused handle
+    back = sl.Stream(holder)  # the package takes the reference over from Cython
+    assert back.source == "owned-capsule" and holder.handle is None
+    assert back.handle == handle and back.id == sid and back.use_count == 1
+    fill_and_check(torch, back.handle)
+    back.sync()
+    assert back.is_done()
