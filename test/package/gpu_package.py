@@ -280,3 +280,30 @@ def test_a_cython_module_keeps_a_stream_alive_and_hands_it_back(sl, cython_holde
     fill_and_check(torch, back.handle)
     back.sync()
     assert back.is_done()
+
+
+# --- Two devices (skipped on a machine with one) --------------------------------------------------
+
+
+def test_streams_of_a_second_device_report_it_and_order_across_devices(sl):
+    torch = torch_or_skip()
+    if torch.cuda.device_count() < 2:
+        pytest.skip(f"needs two CUDA devices; torch sees {torch.cuda.device_count()}")
+    torch.cuda.set_device(0)
+    s1 = sl.Stream.create(device=1)
+    assert s1.device == 1 and sl.StreamView(s1).device == 1
+    assert torch.cuda.current_device() == 0  # creating on device 1 left the current device alone
+    pool = sl.StreamPool(2, device=1)
+    assert pool.device == 1 and pool.get().device == 1
+    torch_side = torch.cuda.Stream(device=1)
+    view = sl.StreamView(torch_side)
+    assert view.source == "torch" and view.device == 1 and view.handle == torch_side.cuda_stream
+
+    s0 = sl.Stream.create(device=0)
+    with torch.cuda.device(1):
+        with torch.cuda.stream(torch.cuda.ExternalStream(s1.handle, device=torch.device("cuda", 1))):
+            torch.cuda._sleep(1_000_000_000)  # about 0.5 s on device 1
+    sl.wait(s0, s1)  # s0 (device 0) waits for what is queued on s1 (device 1)
+    s0.sync()
+    assert s1.is_done()  # without the wait, s0 would be done while s1 still sleeps
+    assert torch.cuda.current_device() == 0
