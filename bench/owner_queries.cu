@@ -10,7 +10,12 @@
 //   query/shared_stream::flags(created)       ... flags
 //   query/shared_stream::priority(created)    ... priority
 //   query/shared_stream::device(keep_alive)   a keep-alive stream's device, cache filled
+//   query/shared_stream::is_done(created)     an idle stream asked whether its work is done
+//   query/shared_stream::sync(created)        ... waited for (nothing queued)
+//   query/unique_stream::is_done              the same on the move-only owner
+//   query/unique_stream::sync                 ...
 //   query/core:stream_control_block::facts    the cache read alone, inline (no library call)
+//   diag/cudaStreamQuery                      is_done's CUDA call alone, for scale
 //   diag/cudaStreamIsCapturing                the capture check, through the runtime
 //   diag/cuStreamIsCapturing                  the same on the driver (what a capture-safe wait makes)
 //
@@ -19,6 +24,7 @@
 
 #include <streamlike/detail/stream_control_block.hpp>
 #include <streamlike/shared_stream.hpp>
+#include <streamlike/unique_stream.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -31,6 +37,7 @@ namespace bench_owner_queries {
 
 streamlike::shared_stream created;
 streamlike::shared_stream kept;
+streamlike::unique_stream alone;
 
 template <class Query>
 void query(benchmark::State& state, const streamlike::shared_stream& s, Query q) {
@@ -48,6 +55,29 @@ public:
 private:
   void dispose() noexcept override {}
 };
+
+template <class Owner>
+void is_done(benchmark::State& state, const Owner& owner) {
+  for (auto _ : state) {
+    bool done = owner.is_done();
+    benchmark::DoNotOptimize(done);
+  }
+}
+
+template <class Owner>
+void sync(benchmark::State& state, const Owner& owner) {
+  for (auto _ : state) {
+    owner.sync();
+  }
+}
+
+void stream_query(benchmark::State& state) {
+  const cudaStream_t s = created.get();
+  for (auto _ : state) {
+    cudaError_t status = cudaStreamQuery(s);
+    benchmark::DoNotOptimize(status);
+  }
+}
 
 void core_facts(benchmark::State& state) {
   static facts_block block(streamlike::detail::stream_facts{0, 1, 0, 0, 0});
@@ -97,7 +127,13 @@ void register_all() {
   benchmark::RegisterBenchmark("query/shared_stream::device(keep_alive)", [](benchmark::State& st) {
     query(st, kept, [](const streamlike::shared_stream& s) { return s.device(); });
   });
+  benchmark::RegisterBenchmark("query/shared_stream::is_done(created)",
+                               [](benchmark::State& st) { is_done(st, created); });
+  benchmark::RegisterBenchmark("query/shared_stream::sync(created)", [](benchmark::State& st) { sync(st, created); });
+  benchmark::RegisterBenchmark("query/unique_stream::is_done", [](benchmark::State& st) { is_done(st, alone); });
+  benchmark::RegisterBenchmark("query/unique_stream::sync", [](benchmark::State& st) { sync(st, alone); });
   benchmark::RegisterBenchmark("query/core:stream_control_block::facts", core_facts);
+  benchmark::RegisterBenchmark("diag/cudaStreamQuery", stream_query);
   benchmark::RegisterBenchmark("diag/cudaStreamIsCapturing", is_capturing);
   benchmark::RegisterBenchmark("diag/cuStreamIsCapturing", driver_is_capturing);
 }
@@ -110,12 +146,14 @@ int main(int argc, char** argv) {
   bench_owner_queries::created = streamlike::shared_stream::create();
   bench_owner_queries::kept = streamlike::shared_stream::keep_alive(bench_owner_queries::created.view(), 0);
   (void)bench_owner_queries::kept.device(); // fills the keep-alive's cache
+  bench_owner_queries::alone = streamlike::unique_stream::create();
 
   bench_owner_queries::register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  bench_owner_queries::alone = streamlike::unique_stream{};
   bench_owner_queries::kept.reset();
   bench_owner_queries::created.reset();
   return 0;
