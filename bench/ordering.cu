@@ -11,6 +11,9 @@
 //   wait/event_per_call:create+record+wait+destroy        cudaEventCreateWithFlags(DisableTiming) +
 //                                                         the floor + cudaEventDestroy, each call
 //   wait/streamlike::wait(cudaStream_t,cudaStream_t)      shown: the same wait on raw handles
+//   diag/driver_floor:cuEventRecord+cuStreamWaitEvent     shown: the floor made on the driver, as
+//                                                         wait() makes its record and wait (the
+//                                                         runtime's wrappers cost about a quarter)
 //   diag/cudaStreamGetDevice                              shown, for scale: one cheap runtime query
 //                                                         (wait() itself finds the producer's cached
 //                                                         event by context id: cuStreamGetCtx +
@@ -111,6 +114,8 @@ void get_device(benchmark::State& state) {
 // thread-local event per context, cudaEventRecord + cudaStreamWaitEvent.
 CUresult (*stream_get_ctx)(CUstream, CUcontext*) = nullptr;
 CUresult (*ctx_get_id)(CUcontext, unsigned long long*) = nullptr;
+CUresult (*event_record)(CUevent, CUstream) = nullptr;
+CUresult (*stream_wait_event)(CUstream, CUevent, unsigned int) = nullptr;
 
 void load_driver_entry_points() {
   void* address = nullptr;
@@ -121,6 +126,25 @@ void load_driver_entry_points() {
   bench_gpu::check(cudaGetDriverEntryPointByVersion("cuCtxGetId", &address, 12000, cudaEnableDefault, &found),
                    "cudaGetDriverEntryPointByVersion(cuCtxGetId)");
   ctx_get_id = reinterpret_cast<CUresult (*)(CUcontext, unsigned long long*)>(address);
+  bench_gpu::check(cudaGetDriverEntryPointByVersion("cuEventRecord", &address, 12000, cudaEnableDefault, &found),
+                   "cudaGetDriverEntryPointByVersion(cuEventRecord)");
+  event_record = reinterpret_cast<CUresult (*)(CUevent, CUstream)>(address);
+  bench_gpu::check(cudaGetDriverEntryPointByVersion("cuStreamWaitEvent", &address, 12000, cudaEnableDefault, &found),
+                   "cudaGetDriverEntryPointByVersion(cuStreamWaitEvent)");
+  stream_wait_event = reinterpret_cast<CUresult (*)(CUstream, CUevent, unsigned int)>(address);
+}
+
+void driver_floor(benchmark::State& state) {
+  const cudaStream_t p = producer.get();
+  const cudaStream_t c = consumer.get();
+  long i = 0;
+  for (auto _ : state) {
+    if (event_record(floor_event, p) != CUDA_SUCCESS || stream_wait_event(c, floor_event, 0) != CUDA_SUCCESS) {
+      std::exit(2);
+    }
+    bench_gpu::drain_untimed(state, i++, drain);
+  }
+  drain(); // the next benchmark starts with empty queues
 }
 
 [[gnu::noinline]] void pre_capture_check_wait(cudaStream_t c, cudaStream_t p) {
@@ -171,6 +195,7 @@ void register_all() {
   benchmark::RegisterBenchmark("wait/event_per_call:create+record+wait+destroy", event_per_call);
   benchmark::RegisterBenchmark("wait/streamlike::wait(cudaStream_t,cudaStream_t)", wait_raw_handles);
   benchmark::RegisterBenchmark("control/raw_floor_again", raw_floor); // the baseline again: the run's noise
+  benchmark::RegisterBenchmark("diag/driver_floor:cuEventRecord+cuStreamWaitEvent", driver_floor);
   benchmark::RegisterBenchmark("diag/cudaStreamGetDevice", get_device);
   benchmark::RegisterBenchmark("diag/streamlike::wait(same_stream)", wait_same_stream);
   benchmark::RegisterBenchmark("wait/pre_capture_check:ctx_lookup+record+wait", wait_pre_capture_check);

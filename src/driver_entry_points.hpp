@@ -23,6 +23,11 @@ struct entry_points {
   /// 60 ns for cudaStreamIsCapturing (bench/RESULTS.md). Null where missing (the runtime call is
   /// used then); not part of complete().
   CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
+  /// The record and the wait of every eager wait (src/ordering.cpp): together about a quarter
+  /// less than cudaEventRecord + cudaStreamWaitEvent on the H200 (bench/RESULTS.md). Null where
+  /// missing (the runtime calls are used then); not part of complete().
+  CUresult (*event_record)(CUevent, CUstream) = nullptr;
+  CUresult (*stream_wait_event)(CUstream, CUevent, unsigned int) = nullptr;
 
   [[nodiscard]] bool complete() const noexcept {
     return stream_get_ctx && ctx_get_id && primary_ctx_get_state && primary_ctx_retain && primary_ctx_release;

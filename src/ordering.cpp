@@ -2,6 +2,7 @@
 // per-thread cache of timing-free events.
 #include "capture_checks.hpp"
 #include "cuda_context.hpp"
+#include "driver_entry_points.hpp"
 #include "error_messages.hpp"
 #include "stream_operations.hpp"
 
@@ -105,6 +106,22 @@ void check_capturing_consumer(cudaStream_t consumer, cudaStream_t producer, cons
   }
 }
 
+// Records `event` on the producer and makes the consumer wait for it: on the driver where its
+// entry points exist (the runtime's wrappers cost about a quarter more), and through the runtime
+// where the driver has no answer, so that a failure is reported with the runtime's error (a
+// failed call changed nothing, so making it again is harmless).
+void record_then_wait(cudaEvent_t event, cudaStream_t producer, cudaStream_t consumer, const char* type) {
+  const auto& drv = driver::get();
+  if (drv.event_record == nullptr || drv.stream_wait_event == nullptr ||
+      drv.event_record(event, producer) != CUDA_SUCCESS) [[unlikely]] {
+    throw_if_error_of(cudaEventRecord(event, producer), type, "wait: cudaEventRecord");
+    throw_if_error_of(cudaStreamWaitEvent(consumer, event, 0), type, "wait: cudaStreamWaitEvent");
+    return;
+  }
+  if (drv.stream_wait_event(consumer, event, 0) != CUDA_SUCCESS) [[unlikely]]
+    throw_if_error_of(cudaStreamWaitEvent(consumer, event, 0), type, "wait: cudaStreamWaitEvent");
+}
+
 } // namespace
 
 void stream_operations::wait(cudaStream_t consumer, cudaStream_t producer, const char* type) {
@@ -113,8 +130,7 @@ void stream_operations::wait(cudaStream_t consumer, cudaStream_t producer, const
   if (capture::status_or_none(consumer) != cudaStreamCaptureStatusNone) [[unlikely]]
     check_capturing_consumer(consumer, producer, type);
   const cudaEvent_t event = this_thread_events().get(producer, type);
-  throw_if_error_of(cudaEventRecord(event, producer), type, "wait: cudaEventRecord");
-  throw_if_error_of(cudaStreamWaitEvent(consumer, event, 0), type, "wait: cudaStreamWaitEvent");
+  record_then_wait(event, producer, consumer, type);
 }
 
 } // namespace streamlike::detail

@@ -6,8 +6,11 @@
 
 #include <dlfcn.h>
 
+#include <cuda.h> // the driver's types, for the entry points counted below
+
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -123,6 +126,40 @@ void event_created(cudaError_t status) {
   ++s.totals.event_creates;
 }
 
+void counted(long long counts::*which) {
+  auto& s = tracker();
+  const std::lock_guard lock(s.mutex);
+  s.used = true;
+  ++(s.totals.*which);
+}
+
+// The driver's record and wait, as libstreamlike gets them from cudaGetDriverEntryPointByVersion
+// (below): counted like the runtime's, then forwarded.
+CUresult (*real_cu_event_record)(CUevent, CUstream) = nullptr;
+CUresult (*real_cu_stream_wait_event)(CUstream, CUevent, unsigned int) = nullptr;
+
+CUresult counting_cu_event_record(CUevent event, CUstream stream) {
+  counted(&counts::event_records);
+  return real_cu_event_record(event, stream);
+}
+
+CUresult counting_cu_stream_wait_event(CUstream stream, CUevent event, unsigned int flags) {
+  counted(&counts::stream_wait_events);
+  return real_cu_stream_wait_event(stream, event, flags);
+}
+
+// Hands out the counting form of a driver entry point this file counts; others unchanged.
+void substitute(const char* symbol, void** address) {
+  if (address == nullptr || *address == nullptr) return;
+  if (std::strcmp(symbol, "cuEventRecord") == 0) {
+    real_cu_event_record = reinterpret_cast<decltype(real_cu_event_record)>(*address);
+    *address = reinterpret_cast<void*>(&counting_cu_event_record);
+  } else if (std::strcmp(symbol, "cuStreamWaitEvent") == 0) {
+    real_cu_stream_wait_event = reinterpret_cast<decltype(real_cu_stream_wait_event)>(*address);
+    *address = reinterpret_cast<void*>(&counting_cu_stream_wait_event);
+  }
+}
+
 } // namespace call_counters
 
 using call_counters::real;
@@ -208,25 +245,25 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   using fn_type = cudaError_t (*)(cudaEvent_t, cudaStream_t);
   static const fn_type fn = real<fn_type>(__func__);
-  {
-    auto& s = tracker();
-    const std::lock_guard lock(s.mutex);
-    s.used = true;
-    ++s.totals.event_records;
-  }
+  call_counters::counted(&call_counters::counts::event_records);
   return fn(event, stream);
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
   using fn_type = cudaError_t (*)(cudaStream_t, cudaEvent_t, unsigned int);
   static const fn_type fn = real<fn_type>(__func__);
-  {
-    auto& s = tracker();
-    const std::lock_guard lock(s.mutex);
-    s.used = true;
-    ++s.totals.stream_wait_events;
-  }
+  call_counters::counted(&call_counters::counts::stream_wait_events);
   return fn(stream, event, flags);
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr, unsigned int cudaVersion,
+                                             unsigned long long flags, cudaDriverEntryPointQueryResult* driverStatus) {
+  using fn_type =
+      cudaError_t (*)(const char*, void**, unsigned int, unsigned long long, cudaDriverEntryPointQueryResult*);
+  static const fn_type fn = real<fn_type>(__func__);
+  const cudaError_t status = fn(symbol, funcPtr, cudaVersion, flags, driverStatus);
+  if (status == cudaSuccess) call_counters::substitute(symbol, funcPtr);
+  return status;
 }
 
 } // extern "C"

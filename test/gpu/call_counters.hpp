@@ -4,7 +4,9 @@
 // cudaStreamCreateWithPriority, cudaStreamDestroy, cudaEventCreate, cudaEventCreateWithFlags,
 // cudaEventDestroy, cudaEventRecord and cudaStreamWaitEvent then come first in the process's
 // symbol lookup, so libstreamlike's calls (through its PLT, into the shared cudart) land here too;
-// each counts and forwards to the real function found with dlsym(RTLD_NEXT, ...).
+// each counts and forwards to the real function found with dlsym(RTLD_NEXT, ...). The driver's
+// cuEventRecord and cuStreamWaitEvent, which libstreamlike fetches with
+// cudaGetDriverEntryPointByVersion (also interposed), are counted as the runtime's two are.
 //
 // Besides the counts it keeps the set of live stream handles (created, not yet destroyed), so a
 // test can tell a double destroy or a leak from a balanced count. Handles are reused by the
@@ -31,8 +33,8 @@ struct counts {
   long long creates_while_live = 0;     // a create returned a handle still live: a destroy went unseen
   long long event_creates = 0;          // successful cudaEventCreate / cudaEventCreateWithFlags
   long long event_destroys = 0;         // cudaEventDestroy calls
-  long long event_records = 0;          // cudaEventRecord calls
-  long long stream_wait_events = 0;     // cudaStreamWaitEvent calls
+  long long event_records = 0;          // cudaEventRecord and cuEventRecord calls
+  long long stream_wait_events = 0;     // cudaStreamWaitEvent and cuStreamWaitEvent calls
   std::size_t live_streams = 0;         // handles created and not yet destroyed
 };
 
