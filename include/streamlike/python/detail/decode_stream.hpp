@@ -67,7 +67,7 @@ namespace streamlike::python::detail {
   PyObject* name = cuda_stream_name();
   if (name == nullptr) return decode_status::python_error();
   if (const exporter_reader reader = reader_for(obj, name); reader.torch) {
-    if (std::optional<decode_status> status = read_torch_handle(obj, reader.layout, out)) return std::move(*status);
+    if (std::optional<decode_status> status = read_torch_handle(obj, reader, out)) return std::move(*status);
   }
   return call_protocol(obj, name, out);
 }

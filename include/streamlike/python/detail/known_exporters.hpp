@@ -9,6 +9,7 @@
 #  include <structmember.h> // T_LONGLONG, READONLY (in Python.h from 3.12 as Py_T_LONGLONG, Py_READONLY)
 #endif
 
+#include <atomic>
 #include <cstdlib>
 #include <utility>
 
@@ -79,18 +80,56 @@ inline constexpr int read_only_member = READONLY;
   return -1;
 }
 
+/// "cuda_stream", interned: torch's stream handle attribute.
+[[nodiscard]] inline PyObject* torch_handle_name() noexcept {
+  static std::atomic<PyObject*> slot{nullptr};
+  return interned(slot, "cuda_stream");
+}
+
+/// A C getter of a getset descriptor and its closure: what reading the attribute on an instance
+/// would call.
+struct handle_getter {
+  getter get = nullptr; // nullptr: none; read the attribute
+  void* closure = nullptr;
+};
+
+/// The C getter that `obj.cuda_stream` runs for every instance `obj` of `type`, or none. It is
+/// that getter when the attribute lookup is the generic one (no __getattribute__ or __getattr__)
+/// and finds a getset descriptor (torch's `cuda_stream`): a data descriptor, which an instance's
+/// __dict__ cannot shadow, of a type `type` derives from (the check the descriptor makes on each
+/// call, made here once for the type). `descriptor` receives a strong reference to it, to keep
+/// with the getter.
+[[nodiscard]] inline handle_getter direct_handle_getter(PyTypeObject* type, owned_object& descriptor) noexcept {
+  if (type->tp_getattro != PyObject_GenericGetAttr) return {};
+  PyObject* name = torch_handle_name();
+  if (name == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  PyObject* found = _PyType_Lookup(type, name); // borrowed; what the generic lookup finds first
+  if (found == nullptr || Py_TYPE(found) != &PyGetSetDescr_Type) return {};
+  const PyGetSetDef* def = reinterpret_cast<PyGetSetDescrObject*>(found)->d_getset;
+  if (def == nullptr || def->get == nullptr || PyType_IsSubtype(type, PyDescr_TYPE(found)) == 0) return {};
+  descriptor = owned_object::borrow(found);
+  return {def->get, def->closure};
+}
+
 /// How to read the handle of an object of one type.
 struct exporter_reader {
   bool torch = false;         // read `cuda_stream` instead of calling __cuda_stream__
   torch_stream_layout layout; // if known: remember handles by the stream's key
+  handle_getter handle;       // if set: `cuda_stream` is this C getter, called without a lookup
 };
 
-[[nodiscard]] inline exporter_reader classify_type(PyTypeObject* type, PyObject* name) noexcept {
+/// `descriptor`: a strong reference to what `reader.handle` came from, if anything.
+[[nodiscard]] inline exporter_reader classify_type(PyTypeObject* type, PyObject* name,
+                                                   owned_object& descriptor) noexcept {
   exporter_reader reader;
   if (!has_torch_method(type, name)) return reader;
   reader.torch = true;
   reader.layout = {long_long_member_offset(type, "device_type"), long_long_member_offset(type, "device_index"),
                    long_long_member_offset(type, "stream_id")};
+  reader.handle = direct_handle_getter(type, descriptor);
   return reader;
 }
 
@@ -109,6 +148,7 @@ struct exporter_reader {
     PyTypeObject* type = nullptr; // strong reference
     unsigned int version = 0;
     exporter_reader reader;
+    PyObject* descriptor = nullptr; // strong reference: where reader.handle came from, if set
   };
   constexpr unsigned slots = 8;
   static entry cache[slots];
@@ -123,19 +163,31 @@ struct exporter_reader {
       break;
     }
   }
-  const exporter_reader reader = classify_type(type, name);
+  owned_object descriptor;
+  exporter_reader reader = classify_type(type, name, descriptor);
   const unsigned int version = type->tp_version_tag;
-  if (version == 0) return reader; // no tag to key on: not cached
+  if (version == 0) { // no tag to key on: not cached, and no getter kept without its descriptor
+    reader.handle = {};
+    return reader;
+  }
+  PyTypeObject* evicted = nullptr;
   if (slot == nullptr) {
     slot = &cache[next];
     next = (next + 1) % slots;
-    PyTypeObject* evicted = std::exchange(slot->type, nullptr);
+    evicted = slot->type;
     Py_INCREF(type);
     slot->type = type;
-    Py_XDECREF(evicted); // after the slot is consistent: a type's deallocation may run Python code
+  }
+  PyObject* old_descriptor = std::exchange(slot->descriptor, nullptr);
+  if (reader.handle.get != nullptr) {
+    Py_INCREF(descriptor.get());
+    slot->descriptor = descriptor.get();
   }
   slot->version = version;
   slot->reader = reader;
+  // After the slot is consistent: a deallocation may run Python code.
+  Py_XDECREF(old_descriptor);
+  Py_XDECREF(evicted);
   return reader;
 #endif
 }
