@@ -73,6 +73,9 @@ inline constexpr int read_only_member = READONLY;
     return -1;
   }
   if (Py_TYPE(descriptor.get()) != &PyMemberDescr_Type) return -1; // a data descriptor: no instance can shadow it
+  // A member of `type` or a base: a member descriptor planted in a class from an unrelated type
+  // would give an offset into another layout (reading the attribute refuses such an object).
+  if (PyType_IsSubtype(type, PyDescr_TYPE(descriptor.get())) == 0) return -1;
   const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descriptor.get())->d_member;
   if (member->type == long_long_member && (member->flags & read_only_member) != 0 && member->offset >= 0) {
     return member->offset;
@@ -119,12 +122,19 @@ struct exporter_reader {
   bool torch = false;         // read `cuda_stream` instead of calling __cuda_stream__
   torch_stream_layout layout; // if known: remember handles by the stream's key
   handle_getter handle;       // if set: `cuda_stream` is this C getter, called without a lookup
+  bool owned_absent = false;  // known: the type has no __cuda_stream_owned__ (or it is None)
 };
 
 /// `descriptor`: a strong reference to what `reader.handle` came from, if anything.
 [[nodiscard]] inline exporter_reader classify_type(PyTypeObject* type, PyObject* name,
                                                    owned_object& descriptor) noexcept {
   exporter_reader reader;
+  if (PyObject* owned_name = cuda_stream_owned_name(); owned_name != nullptr) {
+    PyObject* owned = _PyType_Lookup(type, owned_name); // borrowed; read_owned's own lookup
+    reader.owned_absent = owned == nullptr || owned == Py_None;
+  } else {
+    PyErr_Clear();
+  }
   if (!has_torch_method(type, name)) return reader;
   reader.torch = true;
   reader.layout = {long_long_member_offset(type, "device_type"), long_long_member_offset(type, "device_index"),
@@ -163,8 +173,12 @@ struct exporter_reader {
       break;
     }
   }
+  // Classifying runs Python code (attribute lookups), which may even assign obj.__class__: the
+  // type is held meanwhile, and if obj is no longer of it, this call reads through the protocol.
+  const owned_object held_type = owned_object::borrow(reinterpret_cast<PyObject*>(type));
   owned_object descriptor;
   exporter_reader reader = classify_type(type, name, descriptor);
+  if (Py_TYPE(obj) != type) return {};
   const unsigned int version = type->tp_version_tag;
   if (version == 0) { // no tag to key on: not cached, and no getter kept without its descriptor
     reader.handle = {};
@@ -185,9 +199,10 @@ struct exporter_reader {
   }
   slot->version = version;
   slot->reader = reader;
-  // After the slot is consistent: a deallocation may run Python code.
+  // After the slot is consistent: a deallocation may run Python code (and assign obj.__class__).
   Py_XDECREF(old_descriptor);
   Py_XDECREF(evicted);
+  if (Py_TYPE(obj) != type) return {};
   return reader;
 #endif
 }
