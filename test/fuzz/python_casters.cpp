@@ -317,7 +317,8 @@ void one_input(fuzz::input& in) {
     obj = cls();
   }
   feed(obj);
-  if (PyObject* name = sd::cuda_stream_name(); name != nullptr && sd::reader_for(obj.ptr(), name).handle.get != nullptr) {
+  if (PyObject* name = sd::cuda_stream_name();
+      name != nullptr && sd::reader_for(obj.ptr(), name).handle.get != nullptr) {
     ++direct_getter_inputs;
   }
   // Again: the casters' caches (the type's reader, torch's handles by key) answer, unless the
