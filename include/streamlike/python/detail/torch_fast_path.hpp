@@ -10,7 +10,6 @@
 #include <streamlike/python/detail/known_exporters.hpp>
 #include <streamlike/stream_view.hpp>
 
-#include <atomic>
 #include <cstring>
 #include <optional>
 
