@@ -112,7 +112,7 @@ PyObject* py_bool(bool value) noexcept { return PyBool_FromLong(value ? 1 : 0); 
   PyObject* name = sd::cuda_stream_name();
   if (name == nullptr) return false;
   if (const sd::exporter_reader reader = sd::reader_for(obj, name); reader.torch) {
-    if (std::optional<sd::decode_status> status = sd::read_torch_handle(obj, reader.layout, out)) {
+    if (std::optional<sd::decode_status> status = sd::read_torch_handle(obj, reader, out)) {
       source = source_torch;
       return sd::report(obj, true, *status) == sd::outcome::ok;
     }

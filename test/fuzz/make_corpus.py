@@ -64,7 +64,8 @@ def address_seeds():
 
 def python_seeds():
     """python_casters.cpp's inputs for the usual objects: a valid (0, address) from a plain class
-    and from a look-alike of torch's type with torch's layout; the fuzzer varies the rest."""
+    and from a look-alike of torch's type with torch's layout (and a `cuda_stream` C getter in
+    the base, or none); the fuzzer varies the rest."""
     def shape(torch_like, form, cuda_stream_form, raises):
         return next(b for b in range(256) if (b & 1) == torch_like and (b >> 1) % 5 == form
                     and (b >> 4) % 4 == cuda_stream_form and bool(b & 0x40) == raises)
@@ -78,10 +79,16 @@ def python_seeds():
         for cuda_stream_form in (0, 1, 3):
             head = bytes([shape(torch_like, 0, cuda_stream_form, False), 0]) + protocol_tuple + int_(1, TYPICAL)
             head += bytes([0])  # torch's module and qualified name
-            if torch_like:
-                # 3 payload words, three long long members at their own words, read-only
-                head += bytes([3, 3, 0, 0, 0, 0, 1, 1, 0, 2, 2]) + i64(1) + i64(0) + i64(5)
-            seeds[f"{'torch' if torch_like else 'plain'}_cuda_stream{cuda_stream_form}"] = head
+            if not torch_like:
+                seeds[f"plain_cuda_stream{cuda_stream_form}"] = head
+                continue
+            for getset_form in (0, 1):
+                # 4 payload words, three long long members at their own words, read-only, a
+                # `cuda_stream` C getter (1: the last word) or none, then the words
+                seed = head + bytes([4, 3, 0, 0, 0, 0, 1, 1, 0, 2, 2, getset_form])
+                seed += i64(1) + i64(0) + i64(5) + i64(TYPICAL)
+                suffix = "_getter" if getset_form else ""
+                seeds[f"torch_cuda_stream{cuda_stream_form}{suffix}"] = seed
     return seeds
 
 

@@ -13,7 +13,10 @@
 //     long long, int, unsigned long long, double, byte, read-only or not, at fuzzed offsets inside
 //     the object), its bytes filled from the input, subclassed in Python with a __cuda_stream__
 //     that passes (or nearly passes) the casters' test for torch's method, and a `cuda_stream`
-//     that is a fuzzed value, a raising property, or absent.
+//     that is a fuzzed value, a raising property, or absent in the class, over a base whose
+//     `cuda_stream` is a C getter (as torch's is: returning the object's last word, or raising)
+//     or absent; after the first pass the class may be changed (its `cuda_stream` replaced or
+//     deleted), so the second pass meets a class that changed after use.
 // The contract: no crash, no sanitizer report (PYTHONMALLOC=malloc, so AddressSanitizer sees
 // every Python object's bounds), and every outcome consistent: a refusal (outcome::failed, a
 // thrown error_already_set) has a Python exception set, an acceptance or a decline has none, and
@@ -175,9 +178,25 @@ constexpr int read_only = READONLY;
 #endif
 constexpr const char* member_names[] = {"device_type", "device_index", "stream_id", "cuda_stream", "other"};
 
+// `cuda_stream` getters for the base types (getset tables are not copied into a heap type, so
+// they are static): the object's last payload word as an int, or a raised exception.
+PyObject* last_word_getter(PyObject* self, void*) {
+  const Py_ssize_t size = Py_TYPE(self)->tp_basicsize;
+  if (size < static_cast<Py_ssize_t>(sizeof(PyObject)) + 8) return PyLong_FromLong(0);
+  long long word = 0;
+  std::memcpy(&word, reinterpret_cast<const char*>(self) + size - 8, sizeof word);
+  return PyLong_FromLongLong(word);
+}
+PyObject* raising_getter(PyObject*, void*) {
+  PyErr_SetString(PyExc_RuntimeError, "the cuda_stream getter raised");
+  return nullptr;
+}
+PyGetSetDef word_getset[] = {{"cuda_stream", &last_word_getter, nullptr, nullptr, nullptr}, {}};
+PyGetSetDef raising_getset[] = {{"cuda_stream", &raising_getter, nullptr, nullptr, nullptr}, {}};
+
 // A C type shaped by the input: its size and its members, each inside the object and aligned for
-// its type (what CPython requires of a type). CPython copies the member definitions into the
-// heap type; their names are literals.
+// its type (what CPython requires of a type), and maybe a `cuda_stream` getter. CPython copies
+// the member definitions into the heap type; their names are literals.
 py::object make_base_type(fuzz::input& in, Py_ssize_t& basicsize) {
   std::vector<PyMemberDef> members;
   const Py_ssize_t words = in.take<std::uint8_t>() % 8; // 0..7 payload words after the header
@@ -195,7 +214,10 @@ py::object make_base_type(fuzz::input& in, Py_ssize_t& basicsize) {
     members.push_back({name, kind.code, offset, flags, nullptr});
   }
   members.push_back({nullptr, 0, 0, 0, nullptr});
-  PyType_Slot slots[] = {{Py_tp_members, members.data()}, {0, nullptr}};
+  const auto getset_form = in.take<std::uint8_t>() % 3; // 0: none, 1: the last word, 2: raises
+  PyType_Slot slots[] = {{Py_tp_members, members.data()},
+                         {getset_form == 0 ? 0 : Py_tp_getset, getset_form == 1 ? word_getset : raising_getset},
+                         {0, nullptr}};
   PyType_Spec spec = {"fuzz.LookAlikeStreamBase", static_cast<int>(basicsize), 0,
                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
   return py::reinterpret_steal<py::object>(PyType_FromSpec(&spec));
@@ -207,6 +229,7 @@ py::object make_base_type(fuzz::input& in, Py_ssize_t& basicsize) {
 // would not be testing much).
 unsigned long long outcomes[3] = {};
 unsigned long long torch_like_inputs = 0;
+unsigned long long direct_getter_inputs = 0; // read through `cuda_stream`'s C getter, without a lookup
 
 void check_outcome(sd::outcome o, const char* what) {
   ++outcomes[static_cast<int>(o)];
@@ -294,7 +317,19 @@ void one_input(fuzz::input& in) {
     obj = cls();
   }
   feed(obj);
-  // Twice: the second time the casters' caches (the type's reader, torch's handles by key) answer.
+  if (PyObject* name = sd::cuda_stream_name();
+      name != nullptr && sd::reader_for(obj.ptr(), name).handle.get != nullptr) {
+    ++direct_getter_inputs;
+  }
+  // Again: the casters' caches (the type's reader, torch's handles by key) answer, unless the
+  // class changed since (read from the input's end: the seeds leave it unchanged).
+  switch (in.take<std::uint8_t>() % 3) {
+    case 1: cls.attr("cuda_stream") = python->globals["raising_property"](exc); break;
+    case 2:
+      if (py::dict(cls.attr("__dict__")).contains("cuda_stream")) py::delattr(cls, "cuda_stream");
+      break;
+    default: break;
+  }
   feed(obj);
 }
 
@@ -306,8 +341,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   python = new interpreter(); // never finalized: the process ends with the fuzzer
   std::atexit([] {
     std::fprintf(stderr,
-                 "%s: decoder outcomes: %llu accepted, %llu declined, %llu refused; %llu look-alike torch inputs\n",
-                 target, outcomes[0], outcomes[1], outcomes[2], torch_like_inputs);
+                 "%s: decoder outcomes: %llu accepted, %llu declined, %llu refused; %llu look-alike torch inputs, "
+                 "%llu read through a direct getter\n",
+                 target, outcomes[0], outcomes[1], outcomes[2], torch_like_inputs, direct_getter_inputs);
   });
   return 0;
 }

@@ -1,14 +1,18 @@
 // A C type shaped like torch._C._CudaStreamBase, for the CPU tests of the casters' torch shortcut
 // (docs/python-bridge.md, "Known exporters"): read-only `long long` members device_type,
 // device_index and stream_id (torch's key for a stream) and a `cuda_stream` getter that counts
-// its calls. Python subclasses give it torch's __cuda_stream__ method (test_bridge.py).
+// its calls (and raises for stream_id -1). Python subclasses give it torch's __cuda_stream__
+// method (test_bridge.py). reader_of() tells the tests how the casters read an object.
 #ifndef STREAMLIKE_TEST_PYTHON_FAKE_TORCH_STREAM_HPP
 #define STREAMLIKE_TEST_PYTHON_FAKE_TORCH_STREAM_HPP
 
 #include <Python.h>
 #include <structmember.h> // T_LONGLONG, READONLY: the member codes of torch's type (all Python versions)
 
+#include <streamlike/python/detail/known_exporters.hpp>
+
 #include <cstddef>
+#include <string>
 
 namespace bridge_test {
 
@@ -45,7 +49,33 @@ inline PyObject* fake_torch_stream_new(PyTypeObject* type, PyObject* args, PyObj
 
 inline PyObject* fake_torch_stream_cuda_stream(PyObject* self, void*) {
   ++fake_torch_read_count;
-  return PyLong_FromLongLong(reinterpret_cast<fake_torch_stream*>(self)->handle);
+  const auto* s = reinterpret_cast<fake_torch_stream*>(self);
+  if (s->stream_id == -1) {
+    PyErr_SetString(PyExc_RuntimeError, "fake torch stream: cuda_stream failed");
+    return nullptr;
+  }
+  return PyLong_FromLongLong(s->handle);
+}
+
+/// How the casters read `obj`: the words of its type's reader (known_exporters.hpp), comma-
+/// separated: "torch" (reads `cuda_stream`), "key" (remembers handles by torch's key), "getter"
+/// (calls `cuda_stream`'s C getter without a lookup), "no-owned" (no __cuda_stream_owned__).
+inline std::string reader_of(PyObject* obj) {
+  namespace sd = streamlike::python::detail;
+  PyObject* name = sd::cuda_stream_name();
+  if (name == nullptr) return "error";
+  const sd::exporter_reader reader = sd::reader_for(obj, name);
+  std::string words;
+  const auto add = [&words](bool set, const char* word) {
+    if (!set) return;
+    if (!words.empty()) words += ",";
+    words += word;
+  };
+  add(reader.torch, "torch");
+  add(reader.layout.known(), "key");
+  add(reader.handle.get != nullptr, "getter");
+  add(reader.owned_absent, "no-owned");
+  return words;
 }
 
 /// The type (a new reference), made once per call: each test module makes its own.

@@ -2,6 +2,7 @@
 #include <streamlike/python/nanobind.hpp>
 
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "bridge_functions.hpp"
@@ -23,4 +24,5 @@ NB_MODULE(streamlike_nb_test, m) {
   PyObject* fake_torch = bridge_test::make_fake_torch_stream_type();
   if (fake_torch == nullptr) throw nb::python_error();
   m.attr("FakeTorchStreamBase") = nb::steal(fake_torch);
+  m.def("reader_of", [](nb::handle obj) { return bridge_test::reader_of(obj.ptr()); });
 }

@@ -22,4 +22,5 @@ PYBIND11_MODULE(streamlike_pb_test, m) {
   PyObject* fake_torch = bridge_test::make_fake_torch_stream_type();
   if (fake_torch == nullptr) throw py::error_already_set();
   m.attr("FakeTorchStreamBase") = py::reinterpret_steal<py::object>(fake_torch);
+  m.def("reader_of", [](py::handle obj) { return bridge_test::reader_of(obj.ptr()); });
 }

@@ -67,6 +67,12 @@ private:
   return interned(slot, "__cuda_stream__");
 }
 
+/// "__cuda_stream_owned__", interned.
+[[nodiscard]] inline PyObject* cuda_stream_owned_name() noexcept {
+  static std::atomic<PyObject*> slot{nullptr};
+  return interned(slot, "__cuda_stream_owned__");
+}
+
 /// The name of an object's type, for messages.
 [[nodiscard]] inline const char* type_name(PyObject* obj) noexcept { return Py_TYPE(obj)->tp_name; }
 

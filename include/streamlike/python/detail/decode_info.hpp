@@ -37,6 +37,13 @@ namespace streamlike::python::detail {
 [[nodiscard]] inline decode_status decode_address(PyObject* address_item, stream_view& out) noexcept {
   long long address = 0;
   int overflow = 0;
+  if (PyLong_CheckExact(address_item)) { // the common case, a stream handle: no reference, no error possible
+    address = PyLong_AsLongLongAndOverflow(address_item, &overflow);
+    if (overflow == 0 && address > 0) {
+      out = streamlike::detail::view_of_address(static_cast<std::uint64_t>(address)); // as from_cuda_stream_protocol
+      return decode_status::read();
+    }
+  }
   if (decode_status s = read_integer(address_item, problem::address_not_an_int, address, overflow); !s.ok()) return s;
   if (overflow < 0 || (overflow == 0 && address < 0)) {
     return decode_status::wrong(problem::negative_address, address_item);

@@ -58,6 +58,16 @@ namespace streamlike::python::detail {
   return decode_info(std::move(attribute), out);
 }
 
+/// Reads a stream view from an object that is not ours, with `reader`, its type's reader
+/// (reader_for; `name`: "__cuda_stream__").
+[[nodiscard]] inline decode_status read_foreign_view(PyObject* obj, PyObject* name, const exporter_reader& reader,
+                                                     stream_view& out) noexcept {
+  if (reader.torch) {
+    if (std::optional<decode_status> status = read_torch_handle(obj, reader, out)) return std::move(*status);
+  }
+  return call_protocol(obj, name, out);
+}
+
 /// Reads a stream view from any object with __cuda_stream__.
 [[nodiscard]] inline decode_status read_view(PyObject* obj, stream_view& out) noexcept {
   if (const stream_object* own = own_stream_object(obj); own != nullptr) { // ours: no Python call
@@ -66,10 +76,7 @@ namespace streamlike::python::detail {
   }
   PyObject* name = cuda_stream_name();
   if (name == nullptr) return decode_status::python_error();
-  if (const exporter_reader reader = reader_for(obj, name); reader.torch) {
-    if (std::optional<decode_status> status = read_torch_handle(obj, reader.layout, out)) return std::move(*status);
-  }
-  return call_protocol(obj, name, out);
+  return read_foreign_view(obj, name, reader_for(obj, name), out);
 }
 
 /// The stream_view argument `obj`. `convert`: whether the binding is in its implicit-conversion
@@ -79,15 +86,20 @@ namespace streamlike::python::detail {
   return report(obj, convert, read_view(obj, out));
 }
 
-/// The shared_stream argument `obj`, borrowed: it holds a strong reference to the object until its
-/// last C++ reference drops (taking the GIL then).
-[[nodiscard]] inline outcome decode_shared_borrowed(PyObject* obj, bool convert, shared_stream& out) noexcept {
-  stream_view view = stream_view::legacy_default();
-  if (const outcome o = report(obj, convert, read_view(obj, view)); o != outcome::ok) return o;
+/// Holds `obj`, read as `view`, in `out`: a strong reference to the object until the last C++
+/// reference drops (taking the GIL then).
+[[nodiscard]] inline outcome keep_borrowed(PyObject* obj, stream_view view, shared_stream& out) noexcept {
   return translate_exceptions(outcome::failed, [&] {
     out = shared_stream::keep_alive(view, py_ref(obj)); // no CUDA call; may throw std::bad_alloc
     return outcome::ok;
   });
+}
+
+/// The shared_stream argument `obj`, borrowed (keep_borrowed).
+[[nodiscard]] inline outcome decode_shared_borrowed(PyObject* obj, bool convert, shared_stream& out) noexcept {
+  stream_view view = stream_view::legacy_default();
+  if (const outcome o = report(obj, convert, read_view(obj, view)); o != outcome::ok) return o;
+  return keep_borrowed(obj, view, out);
 }
 
 /// The shared_stream argument `obj`. Our own owning streamlike.Stream shares its stream; an object
@@ -101,12 +113,20 @@ namespace streamlike::python::detail {
     }
     return decode_shared_borrowed(obj, convert, out); // a view: there is nothing to own
   }
-  switch (read_owned(obj, out)) {
-    case owned_read::taken: return outcome::ok;
-    case owned_read::failed: return outcome::failed;
-    case owned_read::not_offered: break;
+  PyObject* name = cuda_stream_name();
+  if (name == nullptr) return outcome::failed;
+  exporter_reader reader = reader_for(obj, name);
+  if (!reader.owned_absent) { // the type's reader says when there is no __cuda_stream_owned__ to look up
+    switch (read_owned(obj, out)) {
+      case owned_read::taken: return outcome::ok;
+      case owned_read::failed: return outcome::failed;
+      case owned_read::not_offered: break;
+    }
+    reader = reader_for(obj, name); // __cuda_stream_owned__ ran Python code: the object's type may differ
   }
-  return decode_shared_borrowed(obj, convert, out);
+  stream_view view = stream_view::legacy_default();
+  if (const outcome o = report(obj, convert, read_foreign_view(obj, name, reader, view)); o != outcome::ok) return o;
+  return keep_borrowed(obj, view, out);
 }
 
 } // namespace streamlike::python::detail

@@ -9,6 +9,7 @@
 #  include <structmember.h> // T_LONGLONG, READONLY (in Python.h from 3.12 as Py_T_LONGLONG, Py_READONLY)
 #endif
 
+#include <atomic>
 #include <cstdlib>
 #include <utility>
 
@@ -72,6 +73,9 @@ inline constexpr int read_only_member = READONLY;
     return -1;
   }
   if (Py_TYPE(descriptor.get()) != &PyMemberDescr_Type) return -1; // a data descriptor: no instance can shadow it
+  // A member of `type` or a base: a member descriptor planted in a class from an unrelated type
+  // would give an offset into another layout (reading the attribute refuses such an object).
+  if (PyType_IsSubtype(type, PyDescr_TYPE(descriptor.get())) == 0) return -1;
   const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descriptor.get())->d_member;
   if (member->type == long_long_member && (member->flags & read_only_member) != 0 && member->offset >= 0) {
     return member->offset;
@@ -79,18 +83,63 @@ inline constexpr int read_only_member = READONLY;
   return -1;
 }
 
+/// "cuda_stream", interned: torch's stream handle attribute.
+[[nodiscard]] inline PyObject* torch_handle_name() noexcept {
+  static std::atomic<PyObject*> slot{nullptr};
+  return interned(slot, "cuda_stream");
+}
+
+/// A C getter of a getset descriptor and its closure: what reading the attribute on an instance
+/// would call.
+struct handle_getter {
+  getter get = nullptr; // nullptr: none; read the attribute
+  void* closure = nullptr;
+};
+
+/// The C getter that `obj.cuda_stream` runs for every instance `obj` of `type`, or none. It is
+/// that getter when the attribute lookup is the generic one (no __getattribute__ or __getattr__)
+/// and finds a getset descriptor (torch's `cuda_stream`): a data descriptor, which an instance's
+/// __dict__ cannot shadow, of a type `type` derives from (the check the descriptor makes on each
+/// call, made here once for the type). `descriptor` receives a strong reference to it, to keep
+/// with the getter.
+[[nodiscard]] inline handle_getter direct_handle_getter(PyTypeObject* type, owned_object& descriptor) noexcept {
+  if (type->tp_getattro != PyObject_GenericGetAttr) return {};
+  PyObject* name = torch_handle_name();
+  if (name == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  PyObject* found = _PyType_Lookup(type, name); // borrowed; what the generic lookup finds first
+  if (found == nullptr || Py_TYPE(found) != &PyGetSetDescr_Type) return {};
+  const PyGetSetDef* def = reinterpret_cast<PyGetSetDescrObject*>(found)->d_getset;
+  if (def == nullptr || def->get == nullptr || PyType_IsSubtype(type, PyDescr_TYPE(found)) == 0) return {};
+  descriptor = owned_object::borrow(found);
+  return {def->get, def->closure};
+}
+
 /// How to read the handle of an object of one type.
 struct exporter_reader {
   bool torch = false;         // read `cuda_stream` instead of calling __cuda_stream__
   torch_stream_layout layout; // if known: remember handles by the stream's key
+  handle_getter handle;       // if set: `cuda_stream` is this C getter, called without a lookup
+  bool owned_absent = false;  // known: the type has no __cuda_stream_owned__ (or it is None)
 };
 
-[[nodiscard]] inline exporter_reader classify_type(PyTypeObject* type, PyObject* name) noexcept {
+/// `descriptor`: a strong reference to what `reader.handle` came from, if anything.
+[[nodiscard]] inline exporter_reader classify_type(PyTypeObject* type, PyObject* name,
+                                                   owned_object& descriptor) noexcept {
   exporter_reader reader;
+  if (PyObject* owned_name = cuda_stream_owned_name(); owned_name != nullptr) {
+    PyObject* owned = _PyType_Lookup(type, owned_name); // borrowed; read_owned's own lookup
+    reader.owned_absent = owned == nullptr || owned == Py_None;
+  } else {
+    PyErr_Clear();
+  }
   if (!has_torch_method(type, name)) return reader;
   reader.torch = true;
   reader.layout = {long_long_member_offset(type, "device_type"), long_long_member_offset(type, "device_index"),
                    long_long_member_offset(type, "stream_id")};
+  reader.handle = direct_handle_getter(type, descriptor);
   return reader;
 }
 
@@ -109,6 +158,7 @@ struct exporter_reader {
     PyTypeObject* type = nullptr; // strong reference
     unsigned int version = 0;
     exporter_reader reader;
+    PyObject* descriptor = nullptr; // strong reference: where reader.handle came from, if set
   };
   constexpr unsigned slots = 8;
   static entry cache[slots];
@@ -123,19 +173,36 @@ struct exporter_reader {
       break;
     }
   }
-  const exporter_reader reader = classify_type(type, name);
+  // Classifying runs Python code (attribute lookups), which may even assign obj.__class__: the
+  // type is held meanwhile, and if obj is no longer of it, this call reads through the protocol.
+  const owned_object held_type = owned_object::borrow(reinterpret_cast<PyObject*>(type));
+  owned_object descriptor;
+  exporter_reader reader = classify_type(type, name, descriptor);
+  if (Py_TYPE(obj) != type) return {};
   const unsigned int version = type->tp_version_tag;
-  if (version == 0) return reader; // no tag to key on: not cached
+  if (version == 0) { // no tag to key on: not cached, and no getter kept without its descriptor
+    reader.handle = {};
+    return reader;
+  }
+  PyTypeObject* evicted = nullptr;
   if (slot == nullptr) {
     slot = &cache[next];
     next = (next + 1) % slots;
-    PyTypeObject* evicted = std::exchange(slot->type, nullptr);
+    evicted = slot->type;
     Py_INCREF(type);
     slot->type = type;
-    Py_XDECREF(evicted); // after the slot is consistent: a type's deallocation may run Python code
+  }
+  PyObject* old_descriptor = std::exchange(slot->descriptor, nullptr);
+  if (reader.handle.get != nullptr) {
+    Py_INCREF(descriptor.get());
+    slot->descriptor = descriptor.get();
   }
   slot->version = version;
   slot->reader = reader;
+  // After the slot is consistent: a deallocation may run Python code (and assign obj.__class__).
+  Py_XDECREF(old_descriptor);
+  Py_XDECREF(evicted);
+  if (Py_TYPE(obj) != type) return {};
   return reader;
 #endif
 }

@@ -15,12 +15,6 @@
 
 namespace streamlike::python::detail {
 
-/// "__cuda_stream_owned__", interned.
-[[nodiscard]] inline PyObject* cuda_stream_owned_name() noexcept {
-  static std::atomic<PyObject*> slot{nullptr};
-  return interned(slot, "__cuda_stream_owned__");
-}
-
 /// A new "cuda_stream_owned" capsule holding one reference to `stream`; None for an empty one;
 /// nullptr with a Python exception set on failure.
 [[nodiscard]] inline PyObject* owned_capsule(const shared_stream& stream) noexcept {

@@ -10,27 +10,28 @@
 #include <streamlike/python/detail/known_exporters.hpp>
 #include <streamlike/stream_view.hpp>
 
-#include <atomic>
 #include <cstring>
 #include <optional>
 
 namespace streamlike::python::detail {
 
-/// "cuda_stream", interned: torch's stream handle attribute.
-[[nodiscard]] inline PyObject* torch_handle_name() noexcept {
-  static std::atomic<PyObject*> slot{nullptr};
-  return interned(slot, "cuda_stream");
-}
-
-/// torch's handle, read from `cuda_stream` and decoded as __cuda_stream__'s address would be;
-/// nullopt (nothing set) if that does not work out, so the caller calls the method instead.
-[[nodiscard]] inline std::optional<decode_status> read_torch_attribute(PyObject* obj, stream_view& out) noexcept {
-  PyObject* name = torch_handle_name();
-  if (name == nullptr) {
-    PyErr_Clear();
-    return std::nullopt;
+/// torch's handle, read from `cuda_stream` (by calling its C getter directly if `getter` is set:
+/// known_exporters.hpp says when that is what the attribute lookup would do) and decoded as
+/// __cuda_stream__'s address would be; nullopt (nothing set) if that does not work out, so the
+/// caller calls the method instead.
+[[nodiscard]] inline std::optional<decode_status> read_torch_attribute(PyObject* obj, const handle_getter& getter,
+                                                                       stream_view& out) noexcept {
+  owned_object handle;
+  if (getter.get != nullptr) {
+    handle = owned_object::steal(getter.get(obj, getter.closure));
+  } else {
+    PyObject* name = torch_handle_name();
+    if (name == nullptr) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    handle = owned_object::steal(PyObject_GetAttr(obj, name));
   }
-  const owned_object handle = owned_object::steal(PyObject_GetAttr(obj, name));
   if (!handle || !PyLong_CheckExact(handle.get())) {
     PyErr_Clear();
     return std::nullopt;
@@ -42,10 +43,10 @@ namespace streamlike::python::detail {
 /// the GIL held, on GIL builds only.
 class torch_view_cache {
 public:
-  struct key {
-    long long device_type;
-    long long device_index;
+  struct key { // stream_id first: it tells most streams apart, so a miss is one compare per entry
     long long stream_id;
+    long long device_index;
+    long long device_type;
     friend bool operator==(const key&, const key&) = default;
   };
 
@@ -56,7 +57,7 @@ public:
       std::memcpy(&value, base + offset, sizeof value);
       return value;
     };
-    return {at(layout.device_type), at(layout.device_index), at(layout.stream_id)};
+    return {at(layout.stream_id), at(layout.device_index), at(layout.device_type)};
   }
 
   [[nodiscard]] bool find(const key& k, stream_view& out) const noexcept {
@@ -94,13 +95,14 @@ private:
 /// torch's handle: remembered by the stream's key if the type publishes it, else read from
 /// `cuda_stream`; nullopt (nothing set) if that does not work out, so the caller calls the
 /// method instead.
-[[nodiscard]] inline std::optional<decode_status> read_torch_handle(PyObject* obj, const torch_stream_layout& layout,
+[[nodiscard]] inline std::optional<decode_status> read_torch_handle(PyObject* obj, const exporter_reader& reader,
                                                                     stream_view& out) noexcept {
-  if (!layout.known()) return read_torch_attribute(obj, out);
+  const torch_stream_layout& layout = reader.layout;
+  if (!layout.known()) return read_torch_attribute(obj, reader.handle, out);
   torch_view_cache& remembered = torch_views();
   const torch_view_cache::key k = torch_view_cache::key_of(obj, layout);
   if (remembered.find(k, out)) return decode_status::read();
-  std::optional<decode_status> status = read_torch_attribute(obj, out);
+  std::optional<decode_status> status = read_torch_attribute(obj, reader.handle, out);
   if (status && status->ok()) remembered.remember(k, out);
   return status;
 }
