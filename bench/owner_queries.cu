@@ -5,19 +5,20 @@
 // facts read directly).
 //
 // Benchmark names:
-//   query/shared_stream::device(created)      a created stream's cached device
-//   query/shared_stream::id(created)          ... id
-//   query/shared_stream::flags(created)       ... flags
-//   query/shared_stream::priority(created)    ... priority
-//   query/shared_stream::device(keep_alive)   a keep-alive stream's device, cache filled
-//   query/shared_stream::is_done(created)     an idle stream asked whether its work is done
-//   query/shared_stream::sync(created)        ... waited for (nothing queued)
-//   query/unique_stream::is_done              the same on the move-only owner
-//   query/unique_stream::sync                 ...
-//   query/core:stream_control_block::facts    the cache read alone, inline (no library call)
-//   diag/cudaStreamQuery                      is_done's CUDA call alone, for scale
-//   diag/cudaStreamIsCapturing                the capture check, through the runtime
-//   diag/cuStreamIsCapturing                  the same on the driver (what a capture-safe wait makes)
+//   query/shared_stream::device(created)        a created stream's cached device
+//   query/shared_stream::id(created)            ... id
+//   query/shared_stream::flags(created)         ... flags
+//   query/shared_stream::priority(created)      ... priority
+//   query/shared_stream::device(keep_alive)     a keep-alive stream's device, cache filled
+//   operation/shared_stream::is_done(created)   an idle stream asked whether its work is done (shown:
+//                                               a CUDA call, which now checks for a capture first)
+//   operation/shared_stream::sync(created)      ... waited for (nothing queued)
+//   operation/unique_stream::is_done            the same on the move-only owner
+//   operation/unique_stream::sync               ...
+//   query/core:stream_control_block::facts      the cache read alone, inline (no library call)
+//   diag/cudaStreamQuery                        is_done's CUDA call alone, for scale
+//   diag/cudaStreamIsCapturing                  the capture check, through the runtime
+//   diag/cuStreamIsCapturing                    the same on the driver (what every capture check makes)
 //
 // Without a CUDA device it says so and exits 77 (skipped) before registering anything.
 #include "gpu_bench.hpp"
@@ -127,11 +128,12 @@ void register_all() {
   benchmark::RegisterBenchmark("query/shared_stream::device(keep_alive)", [](benchmark::State& st) {
     query(st, kept, [](const streamlike::shared_stream& s) { return s.device(); });
   });
-  benchmark::RegisterBenchmark("query/shared_stream::is_done(created)",
+  benchmark::RegisterBenchmark("operation/shared_stream::is_done(created)",
                                [](benchmark::State& st) { is_done(st, created); });
-  benchmark::RegisterBenchmark("query/shared_stream::sync(created)", [](benchmark::State& st) { sync(st, created); });
-  benchmark::RegisterBenchmark("query/unique_stream::is_done", [](benchmark::State& st) { is_done(st, alone); });
-  benchmark::RegisterBenchmark("query/unique_stream::sync", [](benchmark::State& st) { sync(st, alone); });
+  benchmark::RegisterBenchmark("operation/shared_stream::sync(created)",
+                               [](benchmark::State& st) { sync(st, created); });
+  benchmark::RegisterBenchmark("operation/unique_stream::is_done", [](benchmark::State& st) { is_done(st, alone); });
+  benchmark::RegisterBenchmark("operation/unique_stream::sync", [](benchmark::State& st) { sync(st, alone); });
   benchmark::RegisterBenchmark("query/core:stream_control_block::facts", core_facts);
   benchmark::RegisterBenchmark("diag/cudaStreamQuery", stream_query);
   benchmark::RegisterBenchmark("diag/cudaStreamIsCapturing", is_capturing);
