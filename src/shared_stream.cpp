@@ -20,7 +20,10 @@ namespace detail {
 void stream_control_block::query_deferred_facts() const {
   // On a capturing stream this throws capture::capturing_error, and call_once lets the next call
   // try again: shared_stream's queries then answer without the cache (src/shared_stream.cpp).
-  std::call_once(facts_once_, [this] { facts_ = query_facts(handle_, "shared_stream", "facts"); });
+  std::call_once(facts_once_, [this] {
+    facts_ = query_facts(handle_, "shared_stream", "facts");
+    facts_known_.store(facts_.has_value(), std::memory_order_release);
+  });
 }
 
 namespace {
@@ -109,22 +112,22 @@ const std::optional<detail::stream_facts>& shared_stream::facts(const char* oper
   }
 }
 
-int shared_stream::device() const {
+int shared_stream::query_device() const {
   const auto& known = facts("device");
   return known ? known->device : detail::stream_operations::device(handle_, "shared_stream");
 }
 
-unsigned long long shared_stream::id() const {
+unsigned long long shared_stream::query_id() const {
   const auto& known = facts("id");
   return known ? known->id : detail::stream_operations::id(handle_, "shared_stream");
 }
 
-unsigned int shared_stream::flags() const {
+unsigned int shared_stream::query_flags() const {
   const auto& known = facts("flags");
   return known ? known->flags : detail::stream_operations::flags(handle_, "shared_stream");
 }
 
-int shared_stream::priority() const {
+int shared_stream::query_priority() const {
   const auto& known = facts("priority");
   return known ? known->priority : detail::stream_operations::priority(handle_, "shared_stream");
 }

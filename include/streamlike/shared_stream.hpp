@@ -186,14 +186,33 @@ public:
   // ended, and until then answers as stream_view does (device() and priority() work, id() and
   // flags() are refused by name: docs/cuda-graphs.md).
 
+  // A cached fact is read inline, without a library call; the rest (an empty shared_stream, a
+  // default stream, a keep-alive not asked before) goes to the library.
+
   /// The device the stream belongs to.
-  [[nodiscard]] int device() const;
+  [[nodiscard]] int device() const {
+    if (const detail::stream_facts* known = known_facts()) [[likely]]
+      return known->device;
+    return query_device();
+  }
   /// The process-unique stream id (cudaStreamGetId).
-  [[nodiscard]] unsigned long long id() const;
+  [[nodiscard]] unsigned long long id() const {
+    if (const detail::stream_facts* known = known_facts()) [[likely]]
+      return known->id;
+    return query_id();
+  }
   /// cudaStreamDefault or cudaStreamNonBlocking.
-  [[nodiscard]] unsigned int flags() const;
+  [[nodiscard]] unsigned int flags() const {
+    if (const detail::stream_facts* known = known_facts()) [[likely]]
+      return known->flags;
+    return query_flags();
+  }
   /// The stream's priority (lower numbers are higher priorities).
-  [[nodiscard]] int priority() const;
+  [[nodiscard]] int priority() const {
+    if (const detail::stream_facts* known = known_facts()) [[likely]]
+      return known->priority;
+    return query_priority();
+  }
 
   /// Drops this reference (the stream is released if it was the last) and empties *this.
   void reset() noexcept { shared_stream().swap(*this); }
@@ -226,6 +245,14 @@ private:
   void wait_for(stream_view producer) const;
   // The block's facts (std::nullopt for a default stream); throws on an empty shared_stream.
   [[nodiscard]] const std::optional<detail::stream_facts>& facts(const char* operation) const;
+  [[nodiscard]] const detail::stream_facts* known_facts() const noexcept {
+    return block_ != nullptr ? block_->known_facts() : nullptr;
+  }
+  // The queries where no fact is cached yet (src/shared_stream.cpp).
+  [[nodiscard]] int query_device() const;
+  [[nodiscard]] unsigned long long query_id() const;
+  [[nodiscard]] unsigned int query_flags() const;
+  [[nodiscard]] int query_priority() const;
 
   cudaStream_t handle_ = nullptr;
   detail::stream_control_block* block_ = nullptr;

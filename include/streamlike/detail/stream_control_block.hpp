@@ -45,7 +45,7 @@ class STREAMLIKE_API stream_control_block {
 public:
   /// Facts known when made (std::nullopt for a default stream).
   stream_control_block(cudaStream_t handle, const std::optional<stream_facts>& facts) noexcept
-      : handle_(handle), facts_(facts) {}
+      : handle_(handle), facts_(facts), facts_known_(facts.has_value()) {}
   /// For keep-alive blocks: importing a foreign stream (a Python exporter, a shared_ptr) must cost
   /// no CUDA call, so the facts are queried by the first query that needs them.
   stream_control_block(cudaStream_t handle, defer_facts_t) noexcept : handle_(handle), deferred_(true) {}
@@ -71,8 +71,17 @@ public:
     if (deferred_) query_deferred_facts();
     return facts_;
   }
-  /// The facts known so far, without a CUDA call (for dispose()).
-  [[nodiscard]] const std::optional<stream_facts>& facts_if_known() const noexcept { return facts_; }
+  /// The facts if known already (made with them, or a deferred query has completed), else
+  /// null; no CUDA call, safe from any thread while another queries them. The owners' inline
+  /// queries read this, so a cached fact costs no library call.
+  [[nodiscard]] const stream_facts* known_facts() const noexcept {
+    return facts_known_.load(std::memory_order_acquire) ? &*facts_ : nullptr;
+  }
+  /// known_facts() as an optional (std::nullopt while unknown), for dispose() and exports.
+  [[nodiscard]] std::optional<stream_facts> facts_if_known() const noexcept {
+    const stream_facts* known = known_facts();
+    return known != nullptr ? std::optional<stream_facts>(*known) : std::nullopt;
+  }
 
 protected:
   ~stream_control_block() = default;
@@ -87,6 +96,8 @@ private:
   bool deferred_ = false;
   mutable std::once_flag facts_once_;
   mutable std::optional<stream_facts> facts_;
+  // Set (release) once facts_ holds the facts: at construction, or by the deferred query.
+  mutable std::atomic<bool> facts_known_{false};
 };
 
 /// A block that holds an object until the last reference drops: a moved-in stream owner, a
