@@ -14,7 +14,6 @@
 #include <streamlike/stream_encodings.hpp>
 #include <streamlike/stream_pool.hpp>
 
-#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <array>
@@ -233,35 +232,6 @@ void view_dealloc(PyObject* self) {
 
 enum class fact { device, id, priority, flags };
 
-/// The driver's cuStreamGetCtx and cuCtxGetDevice (the form that names the context): a stream's
-/// device without cudaStreamGetDevice, which invalidates a capture.
-struct driver_calls {
-  CUresult (*stream_get_ctx)(CUstream, CUcontext*) = nullptr;
-  CUresult (*ctx_get_device)(CUdevice*, CUcontext) = nullptr;
-};
-
-template <class Fn>
-void resolve(Fn& fn, const char* symbol, int version) noexcept {
-  void* address = nullptr;
-  cudaDriverEntryPointQueryResult status{};
-  if (cudaGetDriverEntryPointByVersion(symbol, &address, version, cudaEnableDefault, &status) == cudaSuccess &&
-      status == cudaDriverEntryPointSuccess) {
-    fn = reinterpret_cast<Fn>(address);
-  } else {
-    (void)cudaGetLastError();
-  }
-}
-
-const driver_calls& driver() noexcept {
-  static const driver_calls calls = [] {
-    driver_calls c;
-    resolve(c.stream_get_ctx, "cuStreamGetCtx", 12000);
-    resolve(c.ctx_get_device, "cuCtxGetDevice", 13000);
-    return c;
-  }();
-  return calls;
-}
-
 [[nodiscard]] stream_facts& facts_of(PyObject* self) noexcept {
   return is_stream(self) ? as_stream(self)->facts : as_view(self)->facts;
 }
@@ -295,7 +265,7 @@ PyObject* raise_cuda(const char* what, cudaError_t code) noexcept {
 
 /// A fact, capture-safe: read together with the others and kept when the stream is not capturing
 /// (default streams: read each time, they answer for the current device); while it captures,
-/// device (through the driver) and priority are read, and id and flags, which only calls that
+/// device (through the stream's context) and priority are read, and id and flags, which only calls that
 /// invalidate a capture can read, raise RuntimeError unless they were read before.
 PyObject* get_fact(PyObject* self, fact which) noexcept {
   stream_facts& kept = facts_of(self);
@@ -322,38 +292,15 @@ PyObject* get_fact(PyObject* self, fact which) noexcept {
     kept = read;
     return fact_value(read, which);
   }
-  stream_facts now{};
-  switch (which) {
-    case fact::device: {
-      const driver_calls& drv = driver();
-      CUcontext ctx = nullptr;
-      CUdevice device = -1;
-      if (drv.stream_get_ctx == nullptr || drv.ctx_get_device == nullptr ||
-          drv.stream_get_ctx(reinterpret_cast<CUstream>(handle), &ctx) != CUDA_SUCCESS ||
-          drv.ctx_get_device(&device, ctx) != CUDA_SUCCESS) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "streamlike: %s.device: the stream is capturing a CUDA graph and the driver cannot name its "
-                     "context (cuStreamGetCtx, cuCtxGetDevice); read it before the capture begins",
-                     type);
-        return nullptr;
-      }
-      now.device = static_cast<int>(device);
-      break;
-    }
-    case fact::priority:
-      if (const cudaError_t code = cudaStreamGetPriority(handle, &now.priority); code != cudaSuccess) {
-        return raise_cuda("cudaStreamGetPriority", code);
-      }
-      break;
-    case fact::id:
-    case fact::flags:
-      PyErr_Format(PyExc_RuntimeError,
-                   "streamlike: %s.%s: the stream is capturing a CUDA graph, and %s would invalidate the capture; "
-                   "read it before the capture begins (a %s keeps the facts it has read)",
-                   type, fact_name(which), which == fact::id ? "cudaStreamGetId" : "cudaStreamGetFlags", type);
-      return nullptr;
-  }
-  return fact_value(now, which);
+  // Capturing: the library reads device (through the stream's context) and priority without
+  // invalidating the capture; id and flags have no such form.
+  if (which == fact::device) return guarded([&] { return PyLong_FromLong(stream_view{handle}.device()); });
+  if (which == fact::priority) return guarded([&] { return PyLong_FromLong(stream_view{handle}.priority()); });
+  PyErr_Format(PyExc_RuntimeError,
+               "streamlike: %s.%s: the stream is capturing a CUDA graph, and %s would invalidate the capture; "
+               "read it before the capture begins (a %s keeps the facts it has read)",
+               type, fact_name(which), which == fact::id ? "cudaStreamGetId" : "cudaStreamGetFlags", type);
+  return nullptr;
 }
 
 PyObject* get_device(PyObject* self, void*) { return get_fact(self, fact::device); }
