@@ -53,6 +53,28 @@ inline void check_no_device_error(const std::optional<streamlike::error>& e, con
                 what);
 }
 
+// What the owners (shared_stream, unique_stream) must refuse to compile, as concepts their host
+// programs static_assert false. The literal 0 is a null pointer constant, which converts to
+// cudaEvent_t; the compile-fail case owner_wait_on_zero checks that the deleted wait(Integer) is
+// what refuses it.
+template <class Owner>
+concept owner_waits_on_literal_zero = requires(const Owner& owner) {
+  owner.wait(0);
+};
+template <class Owner>
+concept owner_waits_on_nullptr = requires(const Owner& owner) {
+  owner.wait(nullptr);
+};
+// The member route serves lvalues only: CCCL's cuda::get_stream calls it on whatever it is given.
+template <class Owner>
+concept member_get_stream_on_rvalue = requires(Owner owner) {
+  std::move(owner).get_stream();
+};
+template <class Owner>
+concept member_get_stream_on_const_rvalue = requires(const Owner owner) {
+  std::move(owner).get_stream();
+};
+
 // A fake stream handle: a distinct address, never dereferenced, so tests of views and routes
 // need no GPU. Anything given one must not reach a real driver (the no-device tests skip where a
 // device is present).

@@ -639,31 +639,10 @@ TEST_CASE("a shared_stream compares equal to views of its stream, either way rou
   static_assert(noexcept(s == per_thread));
 }
 
-// The literal 0 is a null pointer constant, which converts to cudaEvent_t (can_wait above passes an
-// int value, which is not one). The compile-fail case owner_wait_on_zero checks that the deleted
-// wait(Integer) is what refuses it.
-template <class Owner>
-concept owner_waits_on_literal_zero = requires(const Owner& owner) {
-  owner.wait(0);
-};
-template <class Owner>
-concept owner_waits_on_nullptr = requires(const Owner& owner) {
-  owner.wait(nullptr);
-};
-// The member route serves lvalues only: CCCL's cuda::get_stream calls it on whatever it is given.
-template <class Owner>
-concept member_get_stream_on_rvalue = requires(Owner owner) {
-  std::move(owner).get_stream();
-};
-template <class Owner>
-concept member_get_stream_on_const_rvalue = requires(const Owner owner) {
-  std::move(owner).get_stream();
-};
-
 TEST_CASE("shared_stream: wait refuses 0 and nullptr; the member get_stream() refuses rvalues") {
-  static_assert(!owner_waits_on_literal_zero<shared_stream>, "s.wait(0) must not compile");
-  static_assert(!owner_waits_on_nullptr<shared_stream>, "s.wait(nullptr) must not compile");
-  static_assert(!member_get_stream_on_rvalue<shared_stream>, "std::move(s).get_stream() must not compile");
-  static_assert(!member_get_stream_on_const_rvalue<shared_stream>);
+  static_assert(!host_test::owner_waits_on_literal_zero<shared_stream>, "s.wait(0) must not compile");
+  static_assert(!host_test::owner_waits_on_nullptr<shared_stream>, "s.wait(nullptr) must not compile");
+  static_assert(!host_test::member_get_stream_on_rvalue<shared_stream>, "std::move(s).get_stream() must not compile");
+  static_assert(!host_test::member_get_stream_on_const_rvalue<shared_stream>);
   static_assert(requires(const shared_stream& s) { s.get_stream(); });
 }

@@ -273,31 +273,10 @@ TEST_CASE(
   CHECK(empty != cudaStream_t{});
 }
 
-// The literal 0 is a null pointer constant, which converts to cudaEvent_t (can_wait above passes an
-// int value, which is not one). The compile-fail case owner_wait_on_zero checks that the deleted
-// wait(Integer) is what refuses it.
-template <class Owner>
-concept owner_waits_on_literal_zero = requires(const Owner& owner) {
-  owner.wait(0);
-};
-template <class Owner>
-concept owner_waits_on_nullptr = requires(const Owner& owner) {
-  owner.wait(nullptr);
-};
-// The member route serves lvalues only: CCCL's cuda::get_stream calls it on whatever it is given.
-template <class Owner>
-concept member_get_stream_on_rvalue = requires(Owner owner) {
-  std::move(owner).get_stream();
-};
-template <class Owner>
-concept member_get_stream_on_const_rvalue = requires(const Owner owner) {
-  std::move(owner).get_stream();
-};
-
 TEST_CASE("unique_stream: wait refuses 0 and nullptr; the member get_stream() refuses rvalues") {
-  static_assert(!owner_waits_on_literal_zero<unique_stream>, "u.wait(0) must not compile");
-  static_assert(!owner_waits_on_nullptr<unique_stream>, "u.wait(nullptr) must not compile");
-  static_assert(!member_get_stream_on_rvalue<unique_stream>, "std::move(u).get_stream() must not compile");
-  static_assert(!member_get_stream_on_const_rvalue<unique_stream>);
+  static_assert(!host_test::owner_waits_on_literal_zero<unique_stream>, "u.wait(0) must not compile");
+  static_assert(!host_test::owner_waits_on_nullptr<unique_stream>, "u.wait(nullptr) must not compile");
+  static_assert(!host_test::member_get_stream_on_rvalue<unique_stream>, "std::move(u).get_stream() must not compile");
+  static_assert(!host_test::member_get_stream_on_const_rvalue<unique_stream>);
   static_assert(requires(const unique_stream& u) { u.get_stream(); });
 }
