@@ -114,16 +114,7 @@ std::ostream& operator<<(std::ostream& os, const counts& c) {
             << c.stream_destroys_failed << "), destroys of a handle not live " << c.destroys_not_live
             << ", creates of a handle still live " << c.creates_while_live << ", live " << c.live_streams
             << "; event creates " << c.event_creates << ", destroys " << c.event_destroys << ", records "
-            << c.event_records << ", cudaStreamWaitEvent " << c.stream_wait_events << "}";
-}
-
-// Both event-creating entry points count alike.
-void event_created(cudaError_t status) {
-  if (status != cudaSuccess) return;
-  auto& s = tracker();
-  const std::lock_guard lock(s.mutex);
-  s.used = true;
-  ++s.totals.event_creates;
+            << c.event_records << ", stream waits " << c.stream_wait_events << "}";
 }
 
 void counted(long long counts::*which) {
@@ -131,6 +122,11 @@ void counted(long long counts::*which) {
   const std::lock_guard lock(s.mutex);
   s.used = true;
   ++(s.totals.*which);
+}
+
+// Both event-creating entry points count alike.
+void event_created(cudaError_t status) {
+  if (status == cudaSuccess) counted(&counts::event_creates);
 }
 
 // The driver's record and wait, as libstreamlike gets them from cudaGetDriverEntryPointByVersion
@@ -233,12 +229,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   using fn_type = cudaError_t (*)(cudaEvent_t);
   static const fn_type fn = real<fn_type>(__func__);
-  {
-    auto& s = tracker();
-    const std::lock_guard lock(s.mutex);
-    s.used = true;
-    ++s.totals.event_destroys;
-  }
+  call_counters::counted(&call_counters::counts::event_destroys);
   return fn(event);
 }
 
