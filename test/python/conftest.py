@@ -64,3 +64,27 @@ def owned_module_pairs():
     if len(modules) < 2:
         return [(m, m) for m in modules]
     return [(modules[0], modules[1]), (modules[1], modules[0])]
+
+
+# The frameworks of the GPU tests, each skipped where it is missing or sees no GPU.
+
+
+@pytest.fixture(scope="module")
+def torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA")
+    return torch
+
+
+@pytest.fixture(scope="module")
+def cupy():
+    return pytest.importorskip("cupy")
+
+
+@pytest.fixture(scope="module")
+def core():
+    core = pytest.importorskip("cuda.core")
+    device = core.Device(0)
+    device.set_current()
+    return core

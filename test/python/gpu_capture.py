@@ -35,27 +35,6 @@ REPLAYS = 100
 SLEEP_CYCLES = 2_000_000_000  # torch.cuda._sleep: about 1 s on an H200, ample for a loaded host
 
 
-@pytest.fixture(scope="module")
-def torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch has no CUDA")
-    return torch
-
-
-@pytest.fixture(scope="module")
-def cupy():
-    return pytest.importorskip("cupy")
-
-
-@pytest.fixture(scope="module")
-def core():
-    core = pytest.importorskip("cuda.core")
-    device = core.Device(0)
-    device.set_current()
-    return core
-
-
 class Payload:
     """A Python object to retain: its weakref callback tells when the last reference went."""
 

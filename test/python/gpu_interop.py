@@ -51,28 +51,7 @@ def expected_handle(exported):
     return 1 if exported == 0 else exported
 
 
-# --- the libraries, each skipped when absent -------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch has no CUDA")
-    return torch
-
-
-@pytest.fixture(scope="module")
-def cupy():
-    return pytest.importorskip("cupy")
-
-
-@pytest.fixture(scope="module")
-def core():
-    core = pytest.importorskip("cuda.core")
-    device = core.Device(0)
-    device.set_current()
-    return core
+# --- numba-cuda, skipped when absent (torch, CuPy and cuda.core: conftest.py) ------------------
 
 
 @pytest.fixture(scope="module")
