@@ -66,6 +66,21 @@ inline void check(cudaError_t status, const char* what) {
   }
 }
 
+/// The driver function `symbol` (its CUDA 12.0 ABI), fetched through cudart as libstreamlike
+/// fetches its own; aborts the run if the driver lacks it.
+template <class Fn>
+Fn driver_entry_point(const char* symbol) {
+  void* address = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  const std::string what = std::string("cudaGetDriverEntryPointByVersion(") + symbol + ")";
+  check(cudaGetDriverEntryPointByVersion(symbol, &address, 12000, cudaEnableDefault, &found), what.c_str());
+  if (found != cudaDriverEntryPointSuccess || address == nullptr) {
+    std::fprintf(stderr, "%s found nothing\n", what.c_str());
+    std::exit(2);
+  }
+  return reinterpret_cast<Fn>(address);
+}
+
 /// Every `every` iterations, waits (untimed) for what the loop queued on the streams, so the
 /// queues stay bounded: a wait or a record is a command the GPU must take off the queue, and a
 /// full queue would make the next call block, which would time the GPU, not the call.

@@ -118,20 +118,10 @@ CUresult (*event_record)(CUevent, CUstream) = nullptr;
 CUresult (*stream_wait_event)(CUstream, CUevent, unsigned int) = nullptr;
 
 void load_driver_entry_points() {
-  void* address = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  bench_gpu::check(cudaGetDriverEntryPointByVersion("cuStreamGetCtx", &address, 12000, cudaEnableDefault, &found),
-                   "cudaGetDriverEntryPointByVersion(cuStreamGetCtx)");
-  stream_get_ctx = reinterpret_cast<CUresult (*)(CUstream, CUcontext*)>(address);
-  bench_gpu::check(cudaGetDriverEntryPointByVersion("cuCtxGetId", &address, 12000, cudaEnableDefault, &found),
-                   "cudaGetDriverEntryPointByVersion(cuCtxGetId)");
-  ctx_get_id = reinterpret_cast<CUresult (*)(CUcontext, unsigned long long*)>(address);
-  bench_gpu::check(cudaGetDriverEntryPointByVersion("cuEventRecord", &address, 12000, cudaEnableDefault, &found),
-                   "cudaGetDriverEntryPointByVersion(cuEventRecord)");
-  event_record = reinterpret_cast<CUresult (*)(CUevent, CUstream)>(address);
-  bench_gpu::check(cudaGetDriverEntryPointByVersion("cuStreamWaitEvent", &address, 12000, cudaEnableDefault, &found),
-                   "cudaGetDriverEntryPointByVersion(cuStreamWaitEvent)");
-  stream_wait_event = reinterpret_cast<CUresult (*)(CUstream, CUevent, unsigned int)>(address);
+  stream_get_ctx = bench_gpu::driver_entry_point<decltype(stream_get_ctx)>("cuStreamGetCtx");
+  ctx_get_id = bench_gpu::driver_entry_point<decltype(ctx_get_id)>("cuCtxGetId");
+  event_record = bench_gpu::driver_entry_point<decltype(event_record)>("cuEventRecord");
+  stream_wait_event = bench_gpu::driver_entry_point<decltype(stream_wait_event)>("cuStreamWaitEvent");
 }
 
 void driver_floor(benchmark::State& state) {

@@ -99,11 +99,8 @@ void is_capturing(benchmark::State& state) {
 }
 
 void driver_is_capturing(benchmark::State& state) {
-  void* address = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  bench_gpu::check(cudaGetDriverEntryPointByVersion("cuStreamIsCapturing", &address, 12000, cudaEnableDefault, &found),
-                   "cudaGetDriverEntryPointByVersion(cuStreamIsCapturing)");
-  const auto is_capturing_fn = reinterpret_cast<CUresult (*)(CUstream, CUstreamCaptureStatus*)>(address);
+  const auto is_capturing_fn =
+      bench_gpu::driver_entry_point<CUresult (*)(CUstream, CUstreamCaptureStatus*)>("cuStreamIsCapturing");
   const cudaStream_t s = created.get();
   for (auto _ : state) {
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
