@@ -1,8 +1,7 @@
 // shared_stream to and from the C ABI for owning streams (include/streamlike/owned_stream.hpp,
 // include/streamlike/c/owned_stream.h).
-#include "shared_stream_access.hpp"
-
 #include <streamlike/c/owned_stream.h>
+#include <streamlike/detail/shared_stream_access.hpp>
 #include <streamlike/detail/stream_control_block.hpp>
 #include <streamlike/error.hpp>
 #include <streamlike/owned_stream.hpp>

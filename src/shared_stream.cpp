@@ -3,10 +3,10 @@
 #include "capture_checks.hpp"
 #include "cuda_context.hpp"
 #include "error_messages.hpp"
-#include "shared_stream_access.hpp"
 #include "stream_lifecycle.hpp"
 #include "stream_operations.hpp"
 
+#include <streamlike/detail/shared_stream_access.hpp>
 #include <streamlike/detail/stream_control_block.hpp>
 #include <streamlike/error.hpp>
 #include <streamlike/shared_stream.hpp>

@@ -48,7 +48,7 @@ def parse_args():
 
 def main():
     args = parse_args()
-    sys.path.insert(0, os.path.abspath(os.path.join(args.build_dir, "test", "python")))
+    sys.path.insert(0, os.path.abspath(os.path.join(args.build_dir, "bench", "python")))  # bench/python/meson.build
     modules = {b: __import__(n) for b, n in MODULES.items()}
     nb, pb = modules["nanobind"], modules["pybind11"]
     streams = {}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Per-call cost of handing a Python stream object to a bound C++ function.
 
-For each binding (the nanobind and pybind11 test modules of test/python/), times one call of a
+For each binding (the nanobind and pybind11 modules of test/python/, built as a release wheel builds
+them: bench/python/meson.build), times one call of a
 function whose body is empty and whose parameter is
     stream_view    given a torch stream (any __cuda_stream__ object: read through the protocol),
     shared_stream  given the same stream (also holds a reference to it, released after the call),
@@ -57,7 +58,7 @@ CORE_MIN_SPEEDUP = 3.0  # create_stream(stream) / bound call
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build-dir", default="build-py", help="meson build folder with test/python/ (default build-py)")
+    p.add_argument("--build-dir", default="build-py", help="meson build folder with bench/python/ (default build-py)")
     p.add_argument("--exporter", default="torch", choices=["torch", "cupy", "cuda.core", "numba", "fake"],
                    help="whose stream; 'fake': a Python class exporting (0, 0), to smoke-test without a GPU")
     p.add_argument("--number", type=int, default=200_000, help="calls per timing run")
@@ -69,7 +70,7 @@ def parse_args():
 
 
 def import_modules(build_dir, unmeasured):
-    folder = os.path.abspath(os.path.join(build_dir, "test", "python"))
+    folder = os.path.abspath(os.path.join(build_dir, "bench", "python"))
     if os.path.isdir(folder):
         sys.path.insert(0, folder)
     found = {}
@@ -77,10 +78,11 @@ def import_modules(build_dir, unmeasured):
         try:
             found[binding] = __import__(name)
         except ImportError as e:
-            print(f"note: {name} not importable ({e}); build with meson setup {build_dir} -Dpython=enabled")
+            print(f"note: {name} not importable from {folder} ({e}); build with meson setup {build_dir} "
+                  f"-Dpython=enabled && meson compile -C {build_dir}")
             unmeasured.append(f"the {binding} binding ({name} does not import: {e})")
     if not found:
-        sys.exit(f"no test module found under {folder}")
+        sys.exit(f"no bridge module found under {folder}")
     return found
 
 

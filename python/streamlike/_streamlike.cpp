@@ -447,13 +447,8 @@ PyObject* stream_from(PyObject* obj) noexcept {
   stream_view view = stream_view::legacy_default();
   const char* source = nullptr;
   if (!read_stream(obj, view, source)) return nullptr;
-  shared_stream owner;
-  try {
-    owner = shared_stream::keep_alive(view, sd::py_ref(obj));
-  } catch (...) {
-    set_python_error();
-    return nullptr;
-  }
+  shared_stream owner = sd::reference_block::make(view, obj);
+  if (!owner) return nullptr; // MemoryError
   return new_stream(std::move(owner), view.get(), obj, source);
 }
 

@@ -10,11 +10,10 @@
 #include <streamlike/python/detail/known_exporters.hpp>
 #include <streamlike/python/detail/owned_capsule.hpp>
 #include <streamlike/python/detail/outcome.hpp>
-#include <streamlike/python/detail/py_ref.hpp>
+#include <streamlike/python/detail/reference_block.hpp>
 #include <streamlike/python/detail/saved_error.hpp>
 #include <streamlike/python/detail/stream_object.hpp>
 #include <streamlike/python/detail/torch_fast_path.hpp>
-#include <streamlike/python/detail/translate_exceptions.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_view.hpp>
 
@@ -89,10 +88,8 @@ namespace streamlike::python::detail {
 /// Holds `obj`, read as `view`, in `out`: a strong reference to the object until the last C++
 /// reference drops (taking the GIL then).
 [[nodiscard]] inline outcome keep_borrowed(PyObject* obj, stream_view view, shared_stream& out) noexcept {
-  return translate_exceptions(outcome::failed, [&] {
-    out = shared_stream::keep_alive(view, py_ref(obj)); // no CUDA call; may throw std::bad_alloc
-    return outcome::ok;
-  });
+  out = reference_block::make(view, obj);     // no CUDA call
+  return out ? outcome::ok : outcome::failed; // empty: MemoryError is set
 }
 
 /// The shared_stream argument `obj`, borrowed (keep_borrowed).

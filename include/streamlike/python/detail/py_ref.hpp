@@ -1,6 +1,6 @@
-// streamlike/python/detail/py_ref.hpp: the strong reference a shared_stream keeps to the Python
-// object it was read from, released from whichever thread drops the last C++ reference
-// (docs/python-bridge.md, "Keeping a Python exporter alive from C++").
+// streamlike/python/detail/py_ref.hpp: releasing Python references from any thread, holding the GIL
+// (drop_with_gil), and a strong reference that does so when destroyed (py_ref) (docs/python-bridge.md,
+// "Keeping a Python exporter alive from C++").
 #ifndef STREAMLIKE_PYTHON_DETAIL_PY_REF_HPP
 #define STREAMLIKE_PYTHON_DETAIL_PY_REF_HPP
 
@@ -35,10 +35,26 @@ namespace streamlike::python::detail {
 #endif
 }
 
-/// A strong reference to a Python object, held by a shared_stream (shared_stream::keep_alive) and
-/// released with its last C++ reference, from any thread: the destructor takes the GIL if the
-/// thread does not hold it. During or after interpreter finalization it leaks the reference
-/// instead (the process reclaims the memory; taking the GIL then is unsafe).
+/// Runs `drop`, which releases Python objects, holding the GIL: directly on a thread that holds it
+/// (the common case: a call from Python), else taking it with PyGILState_Ensure. Not at all while
+/// the interpreter finalizes or after it has (taking the GIL then can hang or end the thread; the
+/// process reclaims what is leaked). A thread that holds the GIL during finalization is the one
+/// finalizing, running Python's own teardown, and may drop references as that teardown does.
+template <class Drop>
+void drop_with_gil(Drop&& drop) noexcept {
+  if (holds_gil()) {
+    drop();
+    return;
+  }
+  if (!interpreter_usable()) return;
+  const PyGILState_STATE gil = PyGILState_Ensure();
+  drop();
+  PyGILState_Release(gil);
+}
+
+/// A strong reference to a Python object, released with the object that holds it from any thread
+/// (drop_with_gil): what retain_until_done(stream, py_ref(obj)) keeps until the stream's work is
+/// done. A shared_stream read from a Python object holds its reference in a reference_block.
 class py_ref {
 public:
   /// Takes a new reference to `object`; the GIL must be held.
@@ -48,14 +64,7 @@ public:
   py_ref& operator=(const py_ref&) = delete;
   py_ref& operator=(py_ref&&) = delete;
   ~py_ref() {
-    if (object_ == nullptr || !interpreter_usable()) return;
-    if (holds_gil()) { // the common case: dropped inside a call from Python
-      Py_DECREF(object_);
-      return;
-    }
-    const PyGILState_STATE gil = PyGILState_Ensure();
-    Py_DECREF(object_);
-    PyGILState_Release(gil);
+    if (object_ != nullptr) drop_with_gil([this] { Py_DECREF(object_); });
   }
 
   [[nodiscard]] PyObject* get() const noexcept { return object_; }

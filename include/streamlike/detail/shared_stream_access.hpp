@@ -1,6 +1,8 @@
-// The library's access to a shared_stream's control block (shared_stream names it a friend).
-#ifndef STREAMLIKE_SRC_SHARED_STREAM_ACCESS_HPP
-#define STREAMLIKE_SRC_SHARED_STREAM_ACCESS_HPP
+// streamlike/detail/shared_stream_access.hpp: access to a shared_stream's control block, for the
+// library (src/) and the Python bridge's own block (python/detail/reference_block.hpp); shared_stream
+// names it a friend. Not for users: make a shared_stream with its named functions.
+#ifndef STREAMLIKE_DETAIL_SHARED_STREAM_ACCESS_HPP
+#define STREAMLIKE_DETAIL_SHARED_STREAM_ACCESS_HPP
 
 #include <streamlike/detail/stream_control_block.hpp>
 #include <streamlike/shared_stream.hpp>
@@ -16,4 +18,4 @@ struct shared_stream_access {
 
 } // namespace streamlike::detail
 
-#endif // STREAMLIKE_SRC_SHARED_STREAM_ACCESS_HPP
+#endif // STREAMLIKE_DETAIL_SHARED_STREAM_ACCESS_HPP

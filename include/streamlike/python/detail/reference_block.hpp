@@ -1,0 +1,64 @@
+// streamlike/python/detail/reference_block.hpp: the control block of a shared_stream read from a
+// Python object: it holds a strong reference to the object, and lives in Python's small-object heap
+// (docs/python-bridge.md, "Keeping a Python exporter alive from C++").
+#ifndef STREAMLIKE_PYTHON_DETAIL_REFERENCE_BLOCK_HPP
+#define STREAMLIKE_PYTHON_DETAIL_REFERENCE_BLOCK_HPP
+
+#include <streamlike/python/detail/cpython.hpp>
+#include <streamlike/python/detail/py_ref.hpp>
+
+#include <streamlike/detail/shared_stream_access.hpp>
+#include <streamlike/detail/stream_control_block.hpp>
+#include <streamlike/shared_stream.hpp>
+#include <streamlike/stream_view.hpp>
+
+#include <new>
+#include <optional>
+
+namespace streamlike::python::detail {
+
+/// A shared_stream's block that holds a strong reference to a Python object until the last C++
+/// reference drops, from any thread (drop_with_gil). What shared_stream::keep_alive(view,
+/// py_ref(object)) would make, but allocated with PyObject_Malloc, which needs the GIL when the
+/// block is made (a caster holds it) and when it is freed (dispose takes it to release the
+/// reference anyway), instead of operator new: for a shared_stream argument, malloc and free
+/// were a tenth of a pybind11 call's instructions.
+class reference_block final : public streamlike::detail::stream_control_block {
+public:
+  /// A shared_stream viewing `view` that holds `object`; no CUDA call (the facts of a stream that
+  /// is not a default stream are queried when first asked for). The GIL must be held. Empty, with
+  /// MemoryError set, if Python's allocator has no memory.
+  [[nodiscard]] static shared_stream make(stream_view view, PyObject* object) noexcept {
+    void* memory = PyObject_Malloc(sizeof(reference_block));
+    if (memory == nullptr) {
+      PyErr_NoMemory();
+      return {};
+    }
+    reference_block* block = view.is_default()
+                                 ? new (memory) reference_block(view.get(), std::nullopt, object)
+                                 : new (memory) reference_block(view.get(), streamlike::detail::defer_facts, object);
+    return streamlike::detail::shared_stream_access::make(block);
+  }
+
+private:
+  template <class Facts>
+  reference_block(cudaStream_t handle, const Facts& facts, PyObject* object) noexcept
+      : stream_control_block(handle, facts), object_(object) {
+    Py_INCREF(object_);
+  }
+
+  void dispose() noexcept override {
+    drop_with_gil([this] {
+      PyObject* object = object_;
+      this->~reference_block();
+      PyObject_Free(this);
+      Py_DECREF(object); // last: it may run Python code
+    });
+  }
+
+  PyObject* object_;
+};
+
+} // namespace streamlike::python::detail
+
+#endif // STREAMLIKE_PYTHON_DETAIL_REFERENCE_BLOCK_HPP
