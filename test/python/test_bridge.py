@@ -341,6 +341,28 @@ def test_release_from_a_thread_python_does_not_know(bridge):
     assert refcounts(e) == [base]
 
 
+def test_reused_blocks_each_hold_their_own_exporter(bridge):
+    # A dropped shared_stream's block is kept for the next one (python/detail/reference_block.hpp):
+    # made and dropped, reused, made anew while the kept one is in use, dropped on a thread Python
+    # does not know; each shared_stream views its own stream and holds its own exporter.
+    a, b, c = Exporter((0, 0x1000)), Exporter((0, 0x2000)), Exporter((0, 0x3000))
+    base = refcounts(a, b, c)
+    assert bridge.handle_of_shared(a) == 0x1000
+    held_b = bridge.pass_through(b)
+    held_c = bridge.pass_through(c)
+    assert (held_b.handle, held_c.handle) == (0x2000, 0x3000)
+    assert refcounts(a, b, c) == [base[0], base[1] + 1, base[2] + 1]
+    del held_b, held_c
+    assert refcounts(a, b, c) == base
+    for held in (a, b, c, a):
+        bridge.hold(held)
+    del held
+    assert bridge.release_held_on_other_thread() == 4
+    assert refcounts(a, b, c) == base
+    assert [bridge.handle_of_shared(e) for e in (c, b, a)] == [0x3000, 0x2000, 0x1000]
+    assert refcounts(a, b, c) == base
+
+
 # --- C++ streams returned to Python ---------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@
 
 #include <new>
 #include <optional>
+#include <utility>
 
 namespace streamlike::python::detail {
 
@@ -22,14 +23,16 @@ namespace streamlike::python::detail {
 /// py_ref(object)) would make, but allocated with PyObject_Malloc, which needs the GIL when the
 /// block is made (a caster holds it) and when it is freed (dispose takes it to release the
 /// reference anyway), instead of operator new: for a shared_stream argument, malloc and free
-/// were a tenth of a pybind11 call's instructions.
+/// were a tenth of a pybind11 call's instructions. And one freed block is kept for the next
+/// make(): an argument's block is dropped when the call returns, before the next call needs one.
 class reference_block final : public streamlike::detail::stream_control_block {
 public:
   /// A shared_stream viewing `view` that holds `object`; no CUDA call (the facts of a stream that
   /// is not a default stream are queried when first asked for). The GIL must be held. Empty, with
   /// MemoryError set, if Python's allocator has no memory.
   [[nodiscard]] static shared_stream make(stream_view view, PyObject* object) noexcept {
-    void* memory = PyObject_Malloc(sizeof(reference_block));
+    void* memory = keeps_spare ? std::exchange(spare(), nullptr) : nullptr;
+    if (memory == nullptr) memory = PyObject_Malloc(sizeof(reference_block));
     if (memory == nullptr) {
       PyErr_NoMemory();
       return {};
@@ -51,10 +54,25 @@ private:
     drop_with_gil([this] {
       PyObject* object = object_;
       this->~reference_block();
-      PyObject_Free(this);
-      Py_DECREF(object); // last: it may run Python code
+      if (keeps_spare && spare() == nullptr) {
+        spare() = this;
+      } else {
+        PyObject_Free(this);
+      }
+      Py_DECREF(object); // last: it may run Python code (which may make a block)
     });
   }
+
+  /// The freed block kept for the next make(), or null; read and written with the GIL held only.
+  [[nodiscard]] static void*& spare() noexcept {
+    static void* block = nullptr;
+    return block;
+  }
+#if defined(Py_GIL_DISABLED)
+  static constexpr bool keeps_spare = false; // a free-threaded build has no GIL to guard it
+#else
+  static constexpr bool keeps_spare = true;
+#endif
 
   PyObject* object_;
 };
