@@ -59,16 +59,8 @@ private:
 
 namespace {
 
-// Takes ownership of `handle` only once its block exists; until then a failure leaves the
-// handle to the caller (adopt) or destroys it (create).
-shared_stream make_owned_shared(cudaStream_t handle, bool destroy_on_failure, const char* operation) {
-  try {
-    const stream_facts facts = query_facts(handle, "shared_stream", operation);
-    return shared_stream_access::make(new owned_stream_block(handle, facts));
-  } catch (...) {
-    if (destroy_on_failure) destroy_stream(handle);
-    throw;
-  }
+shared_stream owned(cudaStream_t handle, const stream_facts& facts) {
+  return shared_stream_access::make(new owned_stream_block(handle, facts));
 }
 
 // Never destroyed: shared_streams of the default streams may outlive every static.
@@ -78,12 +70,19 @@ shared_stream immortal(cudaStream_t handle) noexcept { return shared_stream_acce
 } // namespace detail
 
 shared_stream shared_stream::create(const stream_options& options) {
-  return detail::make_owned_shared(detail::create_stream(options, "shared_stream::create"), true, "create");
+  const detail::created_stream created = detail::create_stream(options, "shared_stream::create");
+  try {
+    return detail::owned(created.handle, detail::facts_of_created(created));
+  } catch (...) { // the stream is ours until its block exists
+    detail::destroy_stream_on_device(created.handle, created.device);
+    throw;
+  }
 }
 
 shared_stream shared_stream::adopt(cudaStream_t handle) {
   if (detail::names_default_stream(handle)) detail::throw_cannot_own_default("shared_stream::adopt");
-  return detail::make_owned_shared(handle, false, "adopt");
+  // Owned only once its block exists: a failure leaves the handle to the caller.
+  return detail::owned(handle, detail::query_facts(handle, "shared_stream", "adopt"));
 }
 
 shared_stream shared_stream::legacy_default() noexcept {

@@ -43,7 +43,7 @@ void throw_cannot_own_default(const char* who) {
                               "use shared_stream::legacy_default() or per_thread_default()");
 }
 
-cudaStream_t create_stream(const stream_options& options, const char* who) {
+created_stream create_stream(const stream_options& options, const char* who) {
   const int device = checked_device(options, who);
   const device_guard on_device(device);
   int least = 0;
@@ -55,11 +55,21 @@ cudaStream_t create_stream(const stream_options& options, const char* who) {
                                 " is outside device " + std::to_string(device) + "'s range; expected " +
                                 std::to_string(greatest) + " (highest) to " + std::to_string(least) + " (lowest)");
   }
+  const unsigned int flags = options.non_blocking ? cudaStreamNonBlocking : cudaStreamDefault;
   cudaStream_t handle = nullptr;
-  throw_if_error(cudaStreamCreateWithPriority(&handle, options.non_blocking ? cudaStreamNonBlocking : cudaStreamDefault,
-                                              options.priority),
+  throw_if_error(cudaStreamCreateWithPriority(&handle, flags, options.priority),
                  std::string(who) + ": cudaStreamCreateWithPriority");
-  return handle;
+  return {handle, device, flags, options.priority};
+}
+
+stream_facts facts_of_created(const created_stream& created) {
+  stream_facts facts;
+  facts.device = created.device;
+  facts.flags = created.flags;
+  facts.priority = created.priority;
+  throw_if_error(cudaStreamGetId(created.handle, &facts.id), "cudaStreamGetId");
+  facts.primary_context_id = cuda_context::primary_or_zero(cuda_context::id_of(created.handle), facts.device);
+  return facts;
 }
 
 stream_facts query_facts(cudaStream_t handle, const char* type, const char* operation) {

@@ -16,10 +16,23 @@ namespace streamlike::detail {
 /// std::invalid_argument for `who` (e.g. "unique_stream::adopt") given a default stream.
 [[noreturn]] void throw_cannot_own_default(const char* who);
 
+/// A stream create_stream made, and what making it fixed.
+struct created_stream {
+  cudaStream_t handle;
+  int device;
+  unsigned int flags;
+  int priority; // as asked: create_stream refuses one outside the device's range, which CUDA would clamp
+};
+
 /// A new stream as `options` say, on their device (the current one stays current). Throws
 /// streamlike::error naming `who` when CUDA fails, std::invalid_argument for a device or
 /// priority the machine does not have.
-[[nodiscard]] cudaStream_t create_stream(const stream_options& options, const char* who);
+[[nodiscard]] created_stream create_stream(const stream_options& options, const char* who);
+
+/// The facts of a stream create_stream just made: its device, flags and priority as made, its id
+/// and primary context asked of CUDA (two calls instead of query_facts' five; a new stream is not
+/// capturing). Throws streamlike::error if CUDA fails.
+[[nodiscard]] stream_facts facts_of_created(const created_stream& created);
 
 /// The facts of a live stream (device, id, flags, priority, primary context). Throws
 /// streamlike::error if the handle does not name a live stream, and a capture::capturing_error

@@ -8,7 +8,7 @@
 namespace streamlike {
 
 unique_stream unique_stream::create(const stream_options& options) {
-  return unique_stream(detail::create_stream(options, "unique_stream::create"));
+  return unique_stream(detail::create_stream(options, "unique_stream::create").handle);
 }
 
 unique_stream unique_stream::adopt(cudaStream_t handle) {
