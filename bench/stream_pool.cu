@@ -14,6 +14,7 @@
 //   pool/stream_pool::get+drop                         judged: >= 100x faster than the baseline
 //   create/shared_stream::create+drop                  shown, beside cuda.core's 4.3 us
 //   create/unique_stream::create+drop                  shown, beside cuda.core's 4.3 us
+//   diag/...                                           what create's checks cost, one CUDA call each
 //
 // Without a CUDA device it says so and exits 77 (skipped) before registering anything.
 // Nothing is queued on any stream, so there is no queue to bound.
@@ -73,6 +74,28 @@ void unique_create_drop(benchmark::State& state) {
   }
 }
 
+// What create_stream checks before creating, one CUDA call each (diagnostics, not judged).
+void priority_range_query(benchmark::State& state) {
+  for (auto _ : state) {
+    int least = 0;
+    int greatest = 0;
+    bench_gpu::check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+    benchmark::DoNotOptimize(least);
+    benchmark::DoNotOptimize(greatest);
+  }
+}
+
+void device_count_and_current(benchmark::State& state) {
+  for (auto _ : state) {
+    int count = 0;
+    int device = 0;
+    bench_gpu::check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    bench_gpu::check(cudaGetDevice(&device), "cudaGetDevice");
+    benchmark::DoNotOptimize(count);
+    benchmark::DoNotOptimize(device);
+  }
+}
+
 void register_all() {
   benchmark::RegisterBenchmark("create/cudaStreamCreate+cudaStreamDestroy", raw_create_destroy);
   benchmark::RegisterBenchmark("create/cudaStreamCreateWithPriority(non_blocking)+cudaStreamDestroy",
@@ -81,6 +104,8 @@ void register_all() {
   benchmark::RegisterBenchmark("create/shared_stream::create+drop", shared_create_drop);
   benchmark::RegisterBenchmark("create/unique_stream::create+drop", unique_create_drop);
   benchmark::RegisterBenchmark("control/cudaStreamCreate+cudaStreamDestroy_again", raw_create_destroy);
+  benchmark::RegisterBenchmark("diag/cudaDeviceGetStreamPriorityRange", priority_range_query);
+  benchmark::RegisterBenchmark("diag/cudaGetDeviceCount+cudaGetDevice", device_count_and_current);
 }
 
 } // namespace bench_pool

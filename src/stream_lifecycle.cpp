@@ -7,6 +7,7 @@
 #include <streamlike/device_guard.hpp>
 #include <streamlike/error.hpp>
 
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -43,13 +44,37 @@ void throw_cannot_own_default(const char* who) {
                               "use shared_stream::legacy_default() or per_thread_default()");
 }
 
+namespace {
+
+struct priority_range {
+  int least = 0;
+  int greatest = 0;
+};
+
+// The current device's stream priority range (`device`), asked of CUDA once per device: a fixed
+// property of the device, and the most expensive of create_stream's checks (bench/stream_pool's
+// diag rows). Devices past the cache's size are asked every time.
+priority_range priority_range_of(int device, const char* who) {
+  const auto ask = [who] {
+    priority_range range;
+    throw_if_error(cudaDeviceGetStreamPriorityRange(&range.least, &range.greatest),
+                   std::string(who) + ": cudaDeviceGetStreamPriorityRange");
+    return range;
+  };
+  constexpr int cached_devices = 64;
+  if (device >= cached_devices) return ask();
+  static std::once_flag asked[cached_devices];
+  static priority_range ranges[cached_devices];
+  std::call_once(asked[device], [&] { ranges[device] = ask(); }); // a failure throws and is asked again
+  return ranges[device];
+}
+
+} // namespace
+
 created_stream create_stream(const stream_options& options, const char* who) {
   const int device = checked_device(options, who);
   const device_guard on_device(device);
-  int least = 0;
-  int greatest = 0;
-  throw_if_error(cudaDeviceGetStreamPriorityRange(&least, &greatest),
-                 std::string(who) + ": cudaDeviceGetStreamPriorityRange");
+  const auto [least, greatest] = priority_range_of(device, who);
   if (options.priority < greatest || options.priority > least) {
     throw std::invalid_argument(std::string("streamlike: ") + who + ": priority " + std::to_string(options.priority) +
                                 " is outside device " + std::to_string(device) + "'s range; expected " +
