@@ -87,13 +87,22 @@ created_stream create_stream(const stream_options& options, const char* who) {
   return {handle, device, flags, options.priority};
 }
 
+namespace {
+
+// What only CUDA can say of a stream whose device is known: its id and primary context.
+void ask_id_and_context(cudaStream_t handle, stream_facts& facts) {
+  throw_if_error(cudaStreamGetId(handle, &facts.id), "cudaStreamGetId");
+  facts.primary_context_id = cuda_context::primary_or_zero(cuda_context::id_of(handle), facts.device);
+}
+
+} // namespace
+
 stream_facts facts_of_created(const created_stream& created) {
   stream_facts facts;
   facts.device = created.device;
   facts.flags = created.flags;
   facts.priority = created.priority;
-  throw_if_error(cudaStreamGetId(created.handle, &facts.id), "cudaStreamGetId");
-  facts.primary_context_id = cuda_context::primary_or_zero(cuda_context::id_of(created.handle), facts.device);
+  ask_id_and_context(created.handle, facts);
   return facts;
 }
 
@@ -103,10 +112,9 @@ stream_facts query_facts(cudaStream_t handle, const char* type, const char* oper
   capture::refuse_if_capturing(handle, type, operation,
                                "asking its id and flags (cudaStreamGetId, cudaStreamGetFlags)");
   throw_if_error(cudaStreamGetDevice(handle, &facts.device), "cudaStreamGetDevice");
-  throw_if_error(cudaStreamGetId(handle, &facts.id), "cudaStreamGetId");
   throw_if_error(cudaStreamGetFlags(handle, &facts.flags), "cudaStreamGetFlags");
   throw_if_error(cudaStreamGetPriority(handle, &facts.priority), "cudaStreamGetPriority");
-  facts.primary_context_id = cuda_context::primary_or_zero(cuda_context::id_of(handle), facts.device);
+  ask_id_and_context(handle, facts);
   return facts;
 }
 
