@@ -114,18 +114,16 @@ capture_registry& registry() {
   return *r;
 }
 
-// The calling thread's capture interaction mode (cudaThreadExchangeStreamCaptureMode, which is
-// itself allowed during a capture): asked by swapping it out and back. Global where CUDA cannot
-// say (the strictest reading: refusing is safe, invalidating is not).
+// The calling thread's capture interaction mode (cuThreadExchangeStreamCaptureMode, which is itself
+// allowed during a capture): asked by swapping it out and back. Global where the driver cannot say
+// (the strictest reading: refusing is safe, invalidating is not).
 cudaStreamCaptureMode thread_interaction_mode() noexcept {
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return cudaStreamCaptureModeGlobal;
-  }
-  cudaStreamCaptureMode restored = mode;
-  if (cudaThreadExchangeStreamCaptureMode(&restored) != cudaSuccess) (void)cudaGetLastError();
-  return mode;
+  const auto exchange = driver::get().thread_exchange_stream_capture_mode;
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  if (exchange == nullptr || exchange(&mode) != CUDA_SUCCESS) return cudaStreamCaptureModeGlobal;
+  CUstreamCaptureMode restored = mode;
+  (void)exchange(&restored);
+  return static_cast<cudaStreamCaptureMode>(mode);
 }
 
 } // namespace
