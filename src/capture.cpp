@@ -11,8 +11,14 @@ capture_scope capture_scope::begin_on(stream_view stream, capture_mode mode) {
   // CUDA's own refusal (cudaErrorIllegalState) would invalidate the capture already under way.
   detail::capture::refuse_if_capturing(stream.get(), "capture_scope", "begin",
                                        "beginning a second capture on it (cudaStreamBeginCapture)");
-  detail::throw_if_error(cudaStreamBeginCapture(stream.get(), static_cast<cudaStreamCaptureMode>(mode)),
-                         "capture_scope::begin: cudaStreamBeginCapture");
+  // Noted first (it may allocate), so that event calls know the capture runs (capture_checks.hpp).
+  const auto cuda_mode = static_cast<cudaStreamCaptureMode>(mode);
+  detail::capture::note_capture_begun(stream.get(), cuda_mode);
+  const cudaError_t code = cudaStreamBeginCapture(stream.get(), cuda_mode);
+  if (code != cudaSuccess) {
+    detail::capture::note_capture_ended(stream.get(), code);
+    detail::throw_error(code, "capture_scope::begin: cudaStreamBeginCapture");
+  }
   return capture_scope(stream.get());
 }
 
@@ -22,7 +28,9 @@ capture_scope::~capture_scope() {
   // work again, and discard what it recorded. An invalidated or unjoined capture ends with an
   // error and no graph; either way the stream is out of capture.
   cudaGraph_t discarded = nullptr;
-  if (cudaStreamEndCapture(stream_, &discarded) != cudaSuccess) (void)cudaGetLastError();
+  const cudaError_t code = cudaStreamEndCapture(stream_, &discarded);
+  detail::capture::note_capture_ended(stream_, code);
+  if (code != cudaSuccess) (void)cudaGetLastError();
   if (discarded != nullptr && cudaGraphDestroy(discarded) != cudaSuccess) (void)cudaGetLastError();
 }
 
@@ -35,6 +43,7 @@ graph capture_scope::end() {
   active_ = false;
   cudaGraph_t built = nullptr;
   const cudaError_t code = cudaStreamEndCapture(stream_, &built);
+  detail::capture::note_capture_ended(stream_, code);
   if (code != cudaSuccess) {
     if (built != nullptr && cudaGraphDestroy(built) != cudaSuccess) (void)cudaGetLastError();
     detail::throw_error(code, "capture_scope::end: cudaStreamEndCapture");

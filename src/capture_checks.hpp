@@ -43,6 +43,32 @@ void refuse_if_capturing(cudaStream_t stream, std::string_view type, std::string
 /// "<type>::<operation>" on failure.
 [[nodiscard]] capture_state state_of(cudaStream_t stream, std::string_view type, std::string_view operation);
 
+/// The id of the capture `stream` is in (active or invalidated); 0 when it is in none or CUDA
+/// cannot ask about it (the caller's next call on the stream then reports the failure). Capture-
+/// safe: the cheap status query first, cudaStreamGetCaptureInfo only for a capturing stream.
+[[nodiscard]] unsigned long long capture_id_or_none(cudaStream_t stream, std::string_view type,
+                                                    std::string_view operation);
+
+// The captures streamlike began (capture_scope), in global or thread-local mode: CUDA prohibits
+// "potentially unsafe" calls (cudaEventQuery, cudaEventSynchronize, ...) while they run, and a
+// prohibited call invalidates them. Captures begun elsewhere (cudaStreamBeginCapture, torch, CuPy)
+// are not known here; CUDA judges calls made during those.
+
+/// Notes a capture about to begin on `stream` in `mode` on this thread (before
+/// cudaStreamBeginCapture: it may allocate). Relaxed captures are not noted: they prohibit nothing.
+void note_capture_begun(cudaStream_t stream, cudaStreamCaptureMode mode);
+/// Forgets the capture of `stream` once cudaStreamEndCapture (or a failed begin) returned `result`
+/// (cudaErrorStreamCaptureWrongThread leaves the capture running, so it stays noted).
+void note_capture_ended(cudaStream_t stream, cudaError_t result) noexcept;
+
+/// Throws a streamlike::error (code cudaErrorStreamCaptureUnsupported) naming "<type>::<operation>"
+/// when a noted capture makes CUDA prohibit a potentially unsafe call (`why`) on this thread: one
+/// begun on this thread in global or thread-local mode, or one begun on any thread in global mode,
+/// as the calling thread's own interaction mode (cudaThreadExchangeStreamCaptureMode) decides: a
+/// thread in relaxed mode is never refused, one in thread-local mode only for its own captures.
+/// Costs one atomic load while no capture is noted.
+void refuse_if_unsafe_calls_prohibited(std::string_view type, std::string_view operation, std::string_view why);
+
 } // namespace streamlike::detail::capture
 
 #endif // STREAMLIKE_SRC_CAPTURE_CHECKS_HPP

@@ -27,6 +27,7 @@ entry_points load() noexcept {
   resolve(e.stream_is_capturing, "cuStreamIsCapturing");
   resolve(e.event_record, "cuEventRecord");
   resolve(e.stream_wait_event, "cuStreamWaitEvent");
+  resolve(e.thread_exchange_stream_capture_mode, "cuThreadExchangeStreamCaptureMode");
   return e;
 }
 

@@ -28,6 +28,10 @@ struct entry_points {
   /// missing (the runtime calls are used then); not part of complete().
   CUresult (*event_record)(CUevent, CUstream) = nullptr;
   CUresult (*stream_wait_event)(CUstream, CUevent, unsigned int) = nullptr;
+  /// The calling thread's capture interaction mode, swapped (src/capture_checks.cpp asks it while
+  /// a capture_scope capture runs). Null where missing (the strictest mode is assumed then); not
+  /// part of complete().
+  CUresult (*thread_exchange_stream_capture_mode)(CUstreamCaptureMode*) = nullptr;
 
   [[nodiscard]] bool complete() const noexcept {
     return stream_get_ctx && ctx_get_id && primary_ctx_get_state && primary_ctx_retain && primary_ctx_release;

@@ -1,6 +1,7 @@
 // Tests for streamlike/event.hpp that need no GPU: the empty event, move-only ownership,
-// event::create and record() failing without a device (naming the CUDA call), and record()'s
-// constraint to stream_like arguments.
+// event::create and record() failing without a device (naming the CUDA call), record()'s and
+// wait(stream, event)'s constraint to stream_like arguments, the capture an event remembers, and
+// every operation refusing an empty event by name before any CUDA call.
 #include <streamlike/event.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/unique_stream.hpp>
@@ -28,6 +29,25 @@ template <class S>
 concept recordable = requires(S&& s) {
   streamlike::record(std::forward<S>(s));
 };
+
+template <class S>
+concept can_wait_on_event = requires(S&& s, const event& e) {
+  streamlike::wait(std::forward<S>(s), e);
+};
+
+template <class S>
+concept can_wait_external = requires(S&& s, const event& e) {
+  streamlike::wait_external(std::forward<S>(s), e);
+};
+
+// The refusal of `operation` on an empty event: named, saying the event is empty, before any CUDA call.
+void check_empty_refusal(const std::optional<streamlike::error>& e, const char* operation) {
+  REQUIRE_MESSAGE(e.has_value(), "expected streamlike::error from ", operation);
+  const std::string what = e->what();
+  CHECK_MESSAGE(what.find(operation) != std::string::npos, what);
+  CHECK_MESSAGE(what.find("the event is empty") != std::string::npos, what);
+  CHECK(e->code() == cudaErrorInvalidResourceHandle);
+}
 
 } // namespace
 
@@ -98,4 +118,43 @@ TEST_CASE("record() without a device throws streamlike::error naming the CUDA ca
   check_no_device_error(
       thrown<streamlike::error>([] { (void)streamlike::record(stream_view::legacy_default(), {.device = 0}); }),
       "cudaGetDevice");
+}
+
+TEST_CASE("an event remembers no capture until recorded in one; moves and swap carry it") {
+  static_assert(noexcept(std::declval<const event&>().capture_id()));
+  event e;
+  CHECK(e.capture_id() == 0);
+  event moved = std::move(e);
+  CHECK(moved.capture_id() == 0);
+  CHECK(e.capture_id() == 0);
+}
+
+TEST_CASE("wait(stream, event) and wait_external take stream_like consumers only, never a temporary owner") {
+  static_assert(can_wait_on_event<stream_view>);
+  static_assert(can_wait_on_event<cudaStream_t>);
+  static_assert(can_wait_on_event<cuda::stream_ref>);
+  static_assert(can_wait_on_event<streamlike::shared_stream&>);
+  static_assert(can_wait_on_event<const streamlike::unique_stream&>);
+  static_assert(!can_wait_on_event<int>);
+  static_assert(!can_wait_on_event<std::nullptr_t>);
+  static_assert(!can_wait_on_event<streamlike::unique_stream>);
+  static_assert(can_wait_external<stream_view>);
+  static_assert(can_wait_external<cudaStream_t>);
+  static_assert(can_wait_external<streamlike::shared_stream&>);
+  static_assert(!can_wait_external<int>);
+  static_assert(!can_wait_external<streamlike::unique_stream>);
+}
+
+TEST_CASE("every operation refuses an empty event by name, before any CUDA call") {
+  const event empty;
+  const stream_view s = stream_view::legacy_default();
+  check_empty_refusal(thrown<streamlike::error>([&] { empty.sync(); }), "event::sync");
+  check_empty_refusal(thrown<streamlike::error>([&] { (void)empty.is_done(); }), "event::is_done");
+  check_empty_refusal(thrown<streamlike::error>([&] { (void)streamlike::elapsed_ms(empty, empty); }),
+                      "event::elapsed_ms (start)");
+  check_empty_refusal(thrown<streamlike::error>([&] { streamlike::wait(s, empty); }), "event::wait");
+  check_empty_refusal(thrown<streamlike::error>([&] { streamlike::wait_external(s, empty); }), "event::wait_external");
+  event target;
+  check_empty_refusal(thrown<streamlike::error>([&] { target.record(s); }), "event::record");
+  CHECK(target.capture_id() == 0); // a refused record changes nothing
 }
