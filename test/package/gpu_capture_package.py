@@ -277,12 +277,14 @@ def test_streamlike_capture_gives_a_graph_that_replays(sl, torch, mode):
     stream.sync()
     assert bool((x == 2.0 * REPLAYS).all())
     graph_ref, exec_ref = weakref.ref(graph), weakref.ref(exec_graph)
-    for obj in (graph, exec_graph, capture):
+    for owner in (graph, exec_graph, capture):
         with pytest.raises(TypeError, match="cannot leave their process"):
-            pickle.dumps(obj)
+            pickle.dumps(owner)
+    del owner
     gc.collect()
     assert not fired  # the graph and the executable graph hold it
     del graph, exec_graph, capture
+    gc.collect()
     assert graph_ref() is None and exec_ref() is None
     torch.cuda.synchronize()
     assert wait_until(fired)
@@ -306,7 +308,7 @@ def test_an_invalidated_capture_is_reported_and_refused_calls_stay_refused(sl, t
             # A call outside streamlike invalidates the capture (cudaStreamQuery).
             try:
                 torch.cuda.ExternalStream(stream.handle).query()
-            except RuntimeError:
+            except Exception:  # torch reports the invalidation (RuntimeError or a subclass)
                 pass
             assert view.capture_info.status == "invalidated" and view.is_capturing
             for call in (view.sync, view.is_done, stream.sync, stream.is_done):
@@ -373,7 +375,7 @@ def test_retain_until_done_on_a_running_stream_waits_for_the_queued_work(sl, tor
     payload = Payload()
     ref, fired = watch(payload)
     with torch.cuda.stream(torch.cuda.ExternalStream(stream.handle)):
-        torch.cuda._sleep(200_000_000)
+        torch.cuda._sleep(1_000_000_000)  # about half a second
     sl.retain_until_done(stream, payload)
     del payload
     gc.collect()
