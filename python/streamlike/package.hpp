@@ -48,7 +48,11 @@ public:
   /// The cache if made already, else nullptr (no allocation, no CUDA call: for repr).
   [[nodiscard]] const shared_stream* peek() const noexcept { return slot_.load(std::memory_order_acquire); }
   /// Frees the cache (tp_dealloc).
-  void reset() noexcept { delete slot_.exchange(nullptr, std::memory_order_acq_rel); }
+  void reset() noexcept {
+    // Only from tp_dealloc, where no other thread can reach the object: a plain load, no exchange.
+    delete slot_.load(std::memory_order_acquire);
+    slot_.store(nullptr, std::memory_order_relaxed);
+  }
 
 private:
   std::atomic<shared_stream*> slot_; // zero-filled by tp_alloc: null
