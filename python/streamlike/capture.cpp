@@ -82,7 +82,8 @@ bool exit(capture_context& c, nb::handle exc_type, nb::handle, nb::handle) {
 }
 
 nb::object graph_repr(const graph& g) {
-  if (!g) return nb::steal(PyUnicode_FromString("<streamlike.Graph empty (capture not ended)>"));
+  if (!g)
+    return nb::steal(PyUnicode_FromString("<streamlike.Graph empty (its capture has not ended, or was discarded)>"));
   return nb::steal(
       PyUnicode_FromFormat("<streamlike.Graph handle=%p nodes=%zu>", static_cast<void*>(g.get()), g.node_count()));
 }

@@ -259,7 +259,7 @@ def test_streamlike_capture_gives_a_graph_that_replays(sl, torch, mode):
     torch.cuda.synchronize()
     capture = sl.capture(stream, mode=mode)
     with capture as graph:
-        assert not graph and "capture not ended" in repr(graph) and "active" in repr(capture)
+        assert not graph and "empty" in repr(graph) and "active" in repr(capture)
         with torch.cuda.stream(torch.cuda.ExternalStream(stream.handle)):
             x.add_(1)
         payload = package_calls(sl, stream, side, exec_before)

@@ -242,3 +242,9 @@ def test_capture_arguments_are_checked_before_any_cuda_call(streamlike):
     with pytest.raises(TypeError, match="device must be None"):
         streamlike.Event.create(device="0")
     assert "not entered" in repr(streamlike.capture(view))
+
+
+def test_capture_info_is_a_named_tuple_of_status_and_id(streamlike):
+    info = streamlike.CaptureInfo(("active", 7))
+    assert info.status == "active" and info.id == 7 and info == ("active", 7)
+    assert repr(info) == "streamlike.CaptureInfo(status='active', id=7)"
