@@ -4,6 +4,7 @@
 #include "driver_entry_points.hpp"
 #include "error_messages.hpp"
 
+#include <atomic>
 #include <string>
 
 namespace streamlike::detail::cuda_context {
@@ -33,7 +34,19 @@ unsigned long long primary_id(int device) noexcept {
 }
 
 unsigned long long primary_or_zero(unsigned long long context_id, int device) noexcept {
-  return context_id != 0 && primary_id(device) == context_id ? context_id : 0;
+  if (context_id == 0) return 0;
+  // Context ids are never reused: a context once seen as `device`'s primary context is that
+  // context for as long as it lives, and a stream just created or adopted in it proves it lives.
+  // So the last primary id seen per device spares the four driver calls of primary_id() on every
+  // create (bench/stream_pool, create rows); a new primary context (after cudaDeviceReset) has a
+  // new id, misses, and is asked for.
+  constexpr int cached_devices = 64;
+  static std::atomic<unsigned long long> known_primary[cached_devices];
+  const bool cached = device >= 0 && device < cached_devices;
+  if (cached && known_primary[device].load(std::memory_order_relaxed) == context_id) return context_id;
+  if (primary_id(device) != context_id) return 0;
+  if (cached) known_primary[device].store(context_id, std::memory_order_relaxed);
+  return context_id;
 }
 
 bool still_alive(unsigned long long recorded_primary_id, int device) noexcept {

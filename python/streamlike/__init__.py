@@ -9,13 +9,20 @@ import os
 from typing import Protocol, runtime_checkable
 
 from ._streamlike import (
+    Capture,
+    CaptureInfo,
     Event,
+    Graph,
+    GraphExec,
     Stream,
     StreamPool,
     StreamView,
+    capture,
+    elapsed_ms,
     from_address,
     from_cai_stream,
     from_dlpack_stream,
+    retain_until_done,
     wait,
 )
 
@@ -33,14 +40,21 @@ def get_include() -> str:
 
 
 __all__ = [
+    "Capture",
+    "CaptureInfo",
     "CudaStreamLike",
     "Event",
+    "Graph",
+    "GraphExec",
     "Stream",
     "StreamPool",
     "StreamView",
+    "capture",
+    "elapsed_ms",
     "from_address",
     "from_cai_stream",
     "from_dlpack_stream",
     "get_include",
+    "retain_until_done",
     "wait",
 ]

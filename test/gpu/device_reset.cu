@@ -97,6 +97,31 @@ TEST_CASE("shared_streams dropped after cudaDeviceReset: no cudaStreamDestroy fo
   progress("done");
 }
 
+TEST_CASE("streams created across resets record each new primary context: destroyed while it lives, not after") {
+  progress("a stream made before the reset: its primary context is the one create has seen");
+  { const shared_stream before = shared_stream::create(); }
+  reset_device_0();
+  progress("a stream of the new primary context, dropped while that context lives, is destroyed once");
+  shared_stream live = shared_stream::create();
+  const cudaStream_t live_handle = live.get();
+  const long long live_before = call_counters::destroy_calls_for(live_handle);
+  live.reset();
+  CHECK_MESSAGE(call_counters::destroy_calls_for(live_handle) - live_before == 1,
+                "a stream of the live primary context made after a reset was not destroyed once");
+  progress("a stream of that context, dropped after a second reset, is not destroyed");
+  shared_stream dead = shared_stream::create();
+  const cudaStream_t dead_handle = dead.get();
+  reset_device_0();
+  const long long dead_before = call_counters::destroy_calls_for(dead_handle);
+  dead.reset();
+  CHECK_MESSAGE(call_counters::destroy_calls_for(dead_handle) - dead_before == 0,
+                "a stream that died with the second reset was destroyed");
+  call_counters::forget(dead_handle);
+  const cudaError_t left = cudaGetLastError();
+  CHECK_MESSAGE(left == cudaSuccess, "an error was left behind: " << cudaGetErrorName(left));
+  progress("done");
+}
+
 TEST_CASE("the event cache recovers after cudaDeviceReset: wait() orders streams made after it") {
   {
     progress("filling this thread's event cache before the reset");

@@ -9,3 +9,5 @@ handle: str = StreamView(Stream.create()).handle  # error: handle is an int
 streamlike.wait(Stream.create())  # error: two streams
 Stream.create().record(True)  # error: timing is keyword-only
 view: StreamView = streamlike.from_cai_stream(5)  # error: may be None
+streamlike.capture(Stream.create(), mode="local")  # error: not a capture mode
+streamlike.retain_until_done(Stream.create())  # error: the object to keep is missing

@@ -52,9 +52,25 @@ def pooled() -> Stream:
     return pool.get()
 
 
+def captured(s: Stream) -> float:
+    info = s.capture_info
+    status: str = info.status
+    print(status, info.id, StreamView(s).capture_info.status)
+    with streamlike.capture(s, mode="relaxed") as graph:
+        s.wait(StreamView(s))
+    exec_graph = graph.instantiate()
+    exec_graph.upload(s)
+    exec_graph.launch(s)
+    streamlike.retain_until_done(s, [graph.node_count, graph.handle, exec_graph.handle])
+    start = Event.create(device=None, timing=True)
+    start.record(s)
+    end = s.record(timing=True)
+    return streamlike.elapsed_ms(start, end)
+
+
 def decoded() -> list[StreamView | None]:
     return [streamlike.from_dlpack_stream(None), streamlike.from_cai_stream(2), streamlike.from_address(0)]
 
 
 if __name__ == "__main__":
-    print(launch(MyStream()), launch(owning()), pooled(), decoded())
+    print(launch(MyStream()), launch(owning()), pooled(), decoded(), captured(owning()))

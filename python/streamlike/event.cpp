@@ -1,0 +1,65 @@
+// streamlike.Event: streamlike::event (include/streamlike/event.hpp), its methods called as they
+// are, so Python has the library's rules (capture refusals included).
+#include "package.hpp"
+
+#include <streamlike/event.hpp>
+
+#include <cstdint>
+
+namespace streamlike_package {
+namespace {
+
+using streamlike::event;
+
+stream_view stream_argument(nb::handle obj) {
+  stream_view view = stream_view::legacy_default();
+  const char* source = nullptr;
+  if (!read_stream(obj.ptr(), view, source)) throw nb::python_error();
+  return view;
+}
+
+nb::object event_repr(const event& e) {
+  return nb::steal(PyUnicode_FromFormat("<streamlike.Event handle=%p>", static_cast<void*>(e.get())));
+}
+
+} // namespace
+
+void bind_event(nb::module_& m) {
+  nb::class_<event>(m, "Event", nb::is_weak_referenceable(),
+                    "A CUDA event (streamlike::event): made by Stream.record() or Event.create(); destroyed with the "
+                    "last reference.")
+      .def_static(
+          "create",
+          [](nb::handle device_arg, bool timing) {
+            streamlike::event_options options{.timing = timing};
+            if (!read_device("Event.create", device_arg.ptr(), options.device)) throw nb::python_error();
+            return event::create(options);
+          },
+          nb::arg("device").none() = nb::none(), nb::arg("timing") = false,
+          "create(device=None, timing=False) -> Event: a new event (nothing recorded yet) on `device`.")
+      .def_prop_ro(
+          "handle", [](const event& e) { return reinterpret_cast<std::uintptr_t>(e.get()); },
+          "The cudaEvent_t address, as an int.")
+      .def(
+          "record", [](event& e, nb::handle stream) { e.record(stream_argument(stream)); }, nb::arg("stream"),
+          "Captures the work queued on `stream` (any stream object) so far.")
+      .def(
+          "sync",
+          [](const event& e) {
+            const nb::gil_scoped_release unlocked;
+            e.sync();
+          },
+          "Blocks until the recorded work has completed (the GIL is released meanwhile).")
+      .def("is_done", &event::is_done, "True once the recorded work has completed.")
+      .def(
+          "elapsed_ms", [](const event& start, const event& end) { return streamlike::elapsed_ms(start, end); },
+          nb::arg("end"), "Milliseconds from this event to `end`; both recorded with timing and completed.")
+      .def("__repr__", &event_repr)
+      .def("__reduce__", [](const event&) { refuse_pickle_of("streamlike.Event"); });
+  m.attr("Event").attr("__module__") = "streamlike";
+  m.def(
+      "elapsed_ms", [](const event& start, const event& end) { return streamlike::elapsed_ms(start, end); },
+      nb::arg("start"), nb::arg("end"), "Milliseconds between two timed events (streamlike::elapsed_ms).");
+}
+
+} // namespace streamlike_package

@@ -1,0 +1,118 @@
+// The module's functions: ordering (wait), the integer decoders, retain_until_done, and the
+// benchmark floor. Each is one call into the library or the casters.
+#include "package.hpp"
+
+#include <streamlike/detail/benchmark_floor.hpp>
+#include <streamlike/ordering.hpp>
+#include <streamlike/python/detail/py_ref.hpp>
+#include <streamlike/retain_until_done.hpp>
+#include <streamlike/stream_encodings.hpp>
+
+#include <optional>
+
+namespace streamlike_package {
+namespace {
+
+/// wait(consumer, producer): work queued on consumer from now on waits for producer's work so far.
+PyObject* module_wait(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError, "wait() takes exactly 2 arguments (consumer, producer: stream objects), got %zd",
+                 nargs);
+    return nullptr;
+  }
+  stream_view consumer = stream_view::legacy_default();
+  stream_view producer = stream_view::legacy_default();
+  const char* source = nullptr;
+  if (!read_stream(args[0], consumer, source) || !read_stream(args[1], producer, source)) return nullptr;
+  return guarded([&]() -> PyObject* {
+    consumer.wait(producer);
+    Py_RETURN_NONE;
+  });
+}
+
+/// from_address(address): a raw cudaStream_t address with the CUDA runtime's conventions.
+PyObject* module_from_address(PyObject*, PyObject* value) {
+  if (!PyLong_Check(value) || PyBool_Check(value)) {
+    PyErr_Format(PyExc_TypeError, "from_address: expected an int (a cudaStream_t address), got an object of type '%s'",
+                 Py_TYPE(value)->tp_name);
+    return nullptr;
+  }
+  int overflow = 0;
+  const long long sign = PyLong_AsLongLongAndOverflow(value, &overflow);
+  if (overflow < 0 || (overflow == 0 && sign < 0)) {
+    PyErr_Format(PyExc_ValueError,
+                 "from_address: invalid stream address %R; expected an address >= 0 (0: the legacy default stream, "
+                 "1: cudaStreamLegacy, 2: cudaStreamPerThread)",
+                 value);
+    return nullptr;
+  }
+  const unsigned long long address = PyLong_AsUnsignedLongLong(value);
+  if (PyErr_Occurred() != nullptr) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "from_address: invalid stream address %R; expected a 64-bit address", value);
+    return nullptr;
+  }
+  return guarded([&] { return new_view(streamlike::from_address(address), nullptr, "address"); });
+}
+
+/// retain_until_done(stream, obj): streamlike::retain_until_done with a reference to obj, dropped
+/// (taking the GIL) on the library's release thread once the GPU is done with it.
+PyObject* module_retain_until_done(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError,
+                 "retain_until_done() takes exactly 2 arguments (stream: a stream object, obj: any object), got %zd",
+                 nargs);
+    return nullptr;
+  }
+  stream_view view = stream_view::legacy_default();
+  const char* source = nullptr;
+  if (!read_stream(args[0], view, source)) return nullptr;
+  return guarded([&]() -> PyObject* {
+    streamlike::retain_until_done(view, sd::py_ref(args[1]));
+    Py_RETURN_NONE;
+  });
+}
+
+/// The benchmark's floor: what Stream.create() + drop is measured against, from this module.
+PyObject* module_raw_create_destroy(PyObject*, PyObject*) {
+  return guarded([]() -> PyObject* {
+    streamlike::detail::create_and_destroy_raw_stream();
+    Py_RETURN_NONE;
+  });
+}
+
+PyObject* optional_view(const std::optional<stream_view>& view, const char* source) {
+  if (!view) Py_RETURN_NONE;
+  return new_view(*view, nullptr, source);
+}
+
+} // namespace
+
+void bind_functions(nb::module_& m) {
+  static PyMethodDef functions[] = {
+      {"wait", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&module_wait)), METH_FASTCALL,
+       "wait(consumer, producer): work queued on consumer from now on waits for the work queued on producer."},
+      {"from_address", &module_from_address, METH_O,
+       "from_address(address: int) -> StreamView: a raw cudaStream_t address (0: the legacy default stream)."},
+      {"retain_until_done", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&module_retain_until_done)),
+       METH_FASTCALL,
+       "retain_until_done(stream, obj): keeps obj alive until the work queued on stream so far is done, or, while "
+       "stream captures a CUDA graph, until every graph made from the capture is destroyed."},
+      {"_raw_create_destroy", &module_raw_create_destroy, METH_NOARGS,
+       "Benchmark floor: cudaStreamCreateWithPriority + cudaStreamDestroy, nothing else."},
+      {nullptr, nullptr, 0, nullptr}};
+  if (PyModule_AddFunctions(m.ptr(), functions) != 0) throw nb::python_error();
+
+  m.def(
+      "from_dlpack_stream",
+      [](streamlike::python::dlpack_stream s) { return nb::steal(optional_view(s.view, "dlpack")); },
+      nb::arg("stream").none(),
+      "The stream a DLPack __dlpack__(stream=...) integer names; None for -1 (no synchronization).");
+  m.def(
+      "from_cai_stream",
+      [](streamlike::python::cai_stream s) { return nb::steal(optional_view(s.view, "cuda_array_interface")); },
+      nb::arg("stream").none(),
+      "The stream a __cuda_array_interface__ 'stream' field names; None for None (no synchronization).");
+}
+
+} // namespace streamlike_package

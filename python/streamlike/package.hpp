@@ -1,0 +1,173 @@
+// The parts of the `streamlike` package's extension module that its files share
+// (docs/python-package.md). The module is a face of the library: every operation is one call into
+// streamlike (shared_stream, stream_view, event, graph, capture_scope, retain_until_done) or into
+// the casters (reading a stream object, translating an exception). No file here calls CUDA.
+//
+// One file per type, each with one bind_* function that the module file calls:
+//   view.cpp      StreamView            stream.cpp   Stream
+//   event.cpp     Event                 pool.cpp     StreamPool
+//   capture.cpp   capture, Graph, GraphExec, CaptureInfo
+//   functions.cpp wait, from_address, from_dlpack_stream, from_cai_stream, retain_until_done, ...
+//   stream_common.cpp  what StreamView and Stream share (reading, facts, operations, repr)
+#ifndef STREAMLIKE_PACKAGE_PACKAGE_HPP
+#define STREAMLIKE_PACKAGE_PACKAGE_HPP
+
+#include <nanobind/nanobind.h>
+
+#include <streamlike/python/detail/translate_exceptions.hpp>
+#include <streamlike/python/nanobind.hpp>
+#include <streamlike/shared_stream.hpp>
+#include <streamlike/stream_view.hpp>
+
+#include <atomic>
+#include <exception>
+#include <utility>
+
+namespace streamlike_package {
+
+namespace nb = nanobind;
+namespace sd = streamlike::python::detail;
+using streamlike::shared_stream;
+using streamlike::stream_view;
+
+// How a stream was read (the `source` attribute).
+inline constexpr const char* source_streamlike = "streamlike"; // a streamlike Stream or StreamView, or C++
+inline constexpr const char* source_torch = "torch";           // torch's fast path (no __cuda_stream__ call)
+inline constexpr const char* source_protocol = "protocol";     // __cuda_stream__
+inline constexpr const char* source_created = "created";       // Stream.create
+inline constexpr const char* source_owned = "owned-capsule";   // __cuda_stream_owned__
+
+/// The facts cache of an object that holds no owning shared_stream (a StreamView, a non-owning
+/// Stream): a shared_stream made on first use with shared_stream::keep_alive(view, facts_only{}),
+/// so the library's facts cache answers (queried once, thread-safe, capture-safe). It keeps
+/// nothing alive (the Python object holds the exporter) and is never handed out.
+class facts_cache {
+public:
+  /// The cache's shared_stream for `view`, made on first use (thread-safe without the GIL).
+  [[nodiscard]] const shared_stream& get(stream_view view);
+  /// The cache if made already, else nullptr (no allocation, no CUDA call: for repr).
+  [[nodiscard]] const shared_stream* peek() const noexcept { return slot_.load(std::memory_order_acquire); }
+  /// Frees the cache (tp_dealloc).
+  void reset() noexcept {
+    // Only from tp_dealloc, where no other thread can reach the object: a plain load, no exchange.
+    delete slot_.load(std::memory_order_acquire);
+    slot_.store(nullptr, std::memory_order_relaxed);
+  }
+
+private:
+  std::atomic<shared_stream*> slot_; // zero-filled by tp_alloc: null
+};
+
+/// streamlike.Stream. Starts with the casters' stream_object: every module built on the casters
+/// fills in `base` (tp_alloc zeroes the rest), detail/package_api.hpp.
+struct package_stream {
+  sd::stream_object base;
+  PyObject* exporter;        // the object it was made from (strong); nullptr: None
+  const char* source;        // nullptr: made by C++ ("streamlike")
+  bool owner_holds_exporter; // base.owner's block holds `exporter` too (a reference the GC must see)
+  facts_cache facts;         // for a non-owning Stream (made by C++ from a stream_view)
+  PyObject* weakrefs;
+};
+
+/// streamlike.StreamView: a view, the object that exported it, and (for an object that offers
+/// only __cuda_stream_owned__) the owning reference it gave.
+struct view_object {
+  PyObject_HEAD
+  stream_view view;
+  PyObject* exporter; // strong; nullptr: None (made by a decoder)
+  const char* source;
+  shared_stream owner; // only for an object that offers nothing but __cuda_stream_owned__
+  facts_cache facts;
+  PyObject* weakrefs;
+};
+
+extern PyTypeObject* stream_type; // strong references, for the life of the process
+extern PyTypeObject* view_type;
+
+[[nodiscard]] inline bool is_stream(PyObject* obj) noexcept { return Py_TYPE(obj) == stream_type; }
+[[nodiscard]] inline bool is_view(PyObject* obj) noexcept { return Py_TYPE(obj) == view_type; }
+[[nodiscard]] inline package_stream* as_stream(PyObject* obj) noexcept {
+  return reinterpret_cast<package_stream*>(obj);
+}
+[[nodiscard]] inline view_object* as_view(PyObject* obj) noexcept { return reinterpret_cast<view_object*>(obj); }
+
+/// Runs `f()` (which returns a new reference); a C++ exception becomes the Python exception the
+/// casters translate it to (streamlike::error: RuntimeError, std::invalid_argument: ValueError).
+template <class F>
+[[nodiscard]] PyObject* guarded(F&& f) noexcept {
+  return sd::translate_exceptions<PyObject*>(nullptr, std::forward<F>(f));
+}
+
+/// Runs `f()` with the GIL released (it may block on the GPU); a C++ exception is translated once
+/// the GIL is back. Returns None or nullptr.
+template <class F>
+[[nodiscard]] PyObject* unlocked(F&& f) noexcept {
+  std::exception_ptr failed;
+  PyThreadState* saved = PyEval_SaveThread();
+  try {
+    std::forward<F>(f)();
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  PyEval_RestoreThread(saved);
+  if (!failed) Py_RETURN_NONE;
+  try {
+    std::rethrow_exception(failed);
+  } catch (...) {
+    sd::set_error_from_current_exception();
+  }
+  return nullptr;
+}
+
+/// Reads any stream object: ours without a Python call, torch's through its fast path, the rest
+/// through __cuda_stream__ (the casters' readers). Sets `source`. On failure the Python exception
+/// is set (the protocol's TypeError or ValueError, or what the object itself raised).
+[[nodiscard]] bool read_stream(PyObject* obj, stream_view& out, const char*& source) noexcept;
+
+/// The view of a StreamView or Stream.
+[[nodiscard]] stream_view view_of(PyObject* self) noexcept;
+/// The shared_stream whose accessors answer for a StreamView or Stream: its owning reference if
+/// it has one, else its facts cache.
+[[nodiscard]] const shared_stream& facts_of(PyObject* self);
+
+/// A new StreamView of `view` holding `exporter` (may be nullptr).
+[[nodiscard]] PyObject* new_view(stream_view view, PyObject* exporter, const char* source) noexcept;
+/// A new Stream holding `owner` (may be empty: non-owning), naming `handle`.
+[[nodiscard]] PyObject* new_stream(shared_stream owner, cudaStream_t handle, PyObject* exporter,
+                                   const char* source) noexcept;
+
+/// `value` as an optional device ordinal; false with TypeError/ValueError naming `where` if it is
+/// neither None nor an int >= 0.
+[[nodiscard]] bool read_device(const char* where, PyObject* value, std::optional<int>& device) noexcept;
+
+/// The TypeError of a Stream(...) call not given exactly one positional argument (view.cpp).
+void wrong_stream_arguments(Py_ssize_t nargs, Py_ssize_t nkw) noexcept;
+
+/// __reduce__ of every type: pickling is refused (a CUDA stream, event or graph cannot leave its
+/// process).
+PyObject* refuse_pickle(PyObject* self, PyObject* unused);
+/// The same for nanobind classes (raises TypeError).
+[[noreturn]] void refuse_pickle_of(const char* type);
+
+/// The PyMethodDef and PyGetSetDef entries StreamView and Stream share (stream_common.cpp); each
+/// array ends with a null entry.
+extern PyMethodDef common_methods[];
+extern PyGetSetDef common_getset[];
+[[nodiscard]] PyObject* common_repr(PyObject* self);
+[[nodiscard]] Py_hash_t common_hash(PyObject* self);
+[[nodiscard]] PyObject* common_richcompare(PyObject* self, PyObject* other, int op);
+
+/// streamlike.CaptureInfo for `state` (capture.cpp).
+[[nodiscard]] PyObject* capture_info_object(const streamlike::capture_state& state) noexcept;
+
+/// The module's parts, one per file, in the order the module file calls them.
+void bind_view(nb::module_& m);
+void bind_stream(nb::module_& m);
+void bind_event(nb::module_& m);
+void bind_pool(nb::module_& m);
+void bind_capture(nb::module_& m);
+void bind_functions(nb::module_& m);
+
+} // namespace streamlike_package
+
+#endif // STREAMLIKE_PACKAGE_PACKAGE_HPP

@@ -1,0 +1,304 @@
+// What streamlike.StreamView and streamlike.Stream share: reading stream objects, the facts, the
+// operations, repr, hashing and equality. Every operation is one call into the library, on the
+// object's owning shared_stream where it has one, else on its stream_view.
+#include "package.hpp"
+
+#include <streamlike/detail/shared_stream_access.hpp>
+#include <streamlike/event.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+
+namespace streamlike_package {
+
+PyTypeObject* stream_type = nullptr;
+PyTypeObject* view_type = nullptr;
+
+namespace {
+
+/// What a facts cache holds: nothing (the Python object keeps the exporter alive).
+struct facts_only {};
+
+} // namespace
+
+const shared_stream& facts_cache::get(stream_view view) {
+  if (shared_stream* known = slot_.load(std::memory_order_acquire)) [[likely]]
+    return *known;
+  auto made = std::make_unique<shared_stream>(shared_stream::keep_alive(view, facts_only{}));
+  shared_stream* expected = nullptr;
+  if (slot_.compare_exchange_strong(expected, made.get(), std::memory_order_acq_rel, std::memory_order_acquire)) {
+    return *made.release();
+  }
+  return *expected; // another thread made it first
+}
+
+bool read_stream(PyObject* obj, stream_view& out, const char*& source) noexcept {
+  if (is_stream(obj)) {
+    out = stream_view{as_stream(obj)->base.handle};
+    source = source_streamlike;
+    return true;
+  }
+  if (is_view(obj)) {
+    out = as_view(obj)->view;
+    source = source_streamlike;
+    return true;
+  }
+  PyObject* name = sd::cuda_stream_name();
+  if (name == nullptr) return false;
+  if (const sd::exporter_reader reader = sd::reader_for(obj, name); reader.torch) {
+    if (std::optional<sd::decode_status> status = sd::read_torch_handle(obj, reader, out)) {
+      source = source_torch;
+      return sd::report(obj, true, *status) == sd::outcome::ok;
+    }
+  }
+  source = source_protocol;
+  return sd::report(obj, true, sd::call_protocol(obj, name, out)) == sd::outcome::ok;
+}
+
+stream_view view_of(PyObject* self) noexcept {
+  return is_stream(self) ? stream_view{as_stream(self)->base.handle} : as_view(self)->view;
+}
+
+namespace {
+
+/// The owning shared_stream of a Stream or StreamView, or nullptr if it has none.
+[[nodiscard]] const shared_stream* owner_of(PyObject* self) noexcept {
+  const shared_stream& owner = is_stream(self) ? as_stream(self)->base.owner : as_view(self)->owner;
+  return owner ? &owner : nullptr;
+}
+
+[[nodiscard]] PyObject* exporter_of(PyObject* self) noexcept {
+  PyObject* e = is_stream(self) ? as_stream(self)->exporter : as_view(self)->exporter;
+  return e != nullptr ? e : Py_None;
+}
+
+[[nodiscard]] const char* source_of(PyObject* self) noexcept {
+  const char* s = is_stream(self) ? as_stream(self)->source : as_view(self)->source;
+  return s != nullptr ? s : source_streamlike;
+}
+
+[[nodiscard]] PyObject* py_bool(bool value) noexcept { return PyBool_FromLong(value ? 1 : 0); }
+
+} // namespace
+
+const shared_stream& facts_of(PyObject* self) {
+  if (const shared_stream* owner = owner_of(self)) return *owner;
+  facts_cache& cache = is_stream(self) ? as_stream(self)->facts : as_view(self)->facts;
+  return cache.get(view_of(self));
+}
+
+namespace {
+
+// --- Facts: the shared_stream's accessors (cached; capture-safe, or refused by name) ------------
+
+PyObject* get_device(PyObject* self, void*) {
+  return guarded([&] { return PyLong_FromLong(facts_of(self).device()); });
+}
+PyObject* get_id(PyObject* self, void*) {
+  return guarded([&] { return PyLong_FromUnsignedLongLong(facts_of(self).id()); });
+}
+PyObject* get_priority(PyObject* self, void*) {
+  return guarded([&] { return PyLong_FromLong(facts_of(self).priority()); });
+}
+PyObject* get_flags(PyObject* self, void*) {
+  return guarded([&] { return PyLong_FromUnsignedLong(facts_of(self).flags()); });
+}
+PyObject* get_handle(PyObject* self, void*) { return sd::handle_to_int(view_of(self).get()); }
+PyObject* get_exporter(PyObject* self, void*) { return Py_NewRef(exporter_of(self)); }
+PyObject* get_source(PyObject* self, void*) { return PyUnicode_FromString(source_of(self)); }
+PyObject* get_is_default(PyObject* self, void*) { return py_bool(view_of(self).is_default()); }
+
+// --- Operations: the library's, capture-safe (each works on a capturing stream or refuses by
+// name before a CUDA call that would invalidate the capture) -------------------------------------
+
+PyObject* get_is_capturing(PyObject* self, void*) {
+  return guarded([&] {
+    const shared_stream* owner = owner_of(self);
+    return py_bool(owner != nullptr ? owner->is_capturing() : view_of(self).is_capturing());
+  });
+}
+
+PyObject* get_capture_info(PyObject* self, void*) {
+  return guarded([&] {
+    const shared_stream* owner = owner_of(self);
+    return capture_info_object(owner != nullptr ? owner->capture_info() : view_of(self).capture_info());
+  });
+}
+
+PyObject* method_sync(PyObject* self, PyObject*) {
+  // The GIL is released while the thread waits for the GPU; `self` (and so its owner) stays alive:
+  // the caller holds it.
+  const shared_stream* owner = owner_of(self);
+  const stream_view view = view_of(self);
+  return unlocked([&] {
+    if (owner != nullptr) {
+      owner->sync();
+    } else {
+      view.sync();
+    }
+  });
+}
+
+PyObject* method_is_done(PyObject* self, PyObject*) {
+  return guarded([&] {
+    const shared_stream* owner = owner_of(self);
+    return py_bool(owner != nullptr ? owner->is_done() : view_of(self).is_done());
+  });
+}
+
+PyObject* method_wait(PyObject* self, PyObject* other) {
+  const shared_stream* owner = owner_of(self);
+  const stream_view consumer = view_of(self);
+  if (nb::isinstance<streamlike::event>(nb::handle(other))) {
+    return guarded([&]() -> PyObject* {
+      const cudaEvent_t event = nb::cast<const streamlike::event&>(nb::handle(other)).get();
+      if (owner != nullptr) {
+        owner->wait(event);
+      } else {
+        consumer.wait(event);
+      }
+      Py_RETURN_NONE;
+    });
+  }
+  stream_view producer = stream_view::legacy_default();
+  const char* source = nullptr;
+  if (!read_stream(other, producer, source)) return nullptr;
+  return guarded([&]() -> PyObject* {
+    if (owner != nullptr) {
+      owner->wait(producer);
+    } else {
+      consumer.wait(producer);
+    }
+    Py_RETURN_NONE;
+  });
+}
+
+PyObject* method_record(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* keywords[] = {"timing", nullptr};
+  PyObject* timing = Py_False;
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:record", const_cast<char**>(keywords), &timing) == 0) {
+    return nullptr;
+  }
+  if (!PyBool_Check(timing)) {
+    PyErr_Format(PyExc_TypeError, "record(timing=...): expected a bool, got an object of type '%s'",
+                 Py_TYPE(timing)->tp_name);
+    return nullptr;
+  }
+  const streamlike::event_options options{.timing = timing == Py_True};
+  return guarded([&] {
+    const shared_stream* owner = owner_of(self);
+    streamlike::event e = owner != nullptr ? owner->record(options) : streamlike::record(view_of(self), options);
+    return nb::cast(std::move(e)).release().ptr();
+  });
+}
+
+PyObject* method_cuda_stream(PyObject* self, PyObject*) {
+  PyObject* address = sd::handle_to_int(view_of(self).get());
+  if (address == nullptr) return nullptr;
+  PyObject* version = PyLong_FromLong(0);
+  PyObject* result = version != nullptr ? PyTuple_New(2) : nullptr;
+  if (result == nullptr) {
+    Py_XDECREF(version);
+    Py_DECREF(address);
+    return nullptr;
+  }
+  PyTuple_SET_ITEM(result, 0, version);
+  PyTuple_SET_ITEM(result, 1, address);
+  return result;
+}
+
+} // namespace
+
+PyObject* refuse_pickle(PyObject* self, PyObject*) {
+  PyErr_Format(PyExc_TypeError,
+               "cannot pickle '%s' object: a CUDA stream cannot leave its process (its handle means nothing in "
+               "another one); pass the object itself to code in this process",
+               Py_TYPE(self)->tp_name);
+  return nullptr;
+}
+
+void refuse_pickle_of(const char* type) {
+  PyErr_Format(PyExc_TypeError,
+               "cannot pickle '%s' object: CUDA streams, events and graphs cannot leave their process (their "
+               "handles mean nothing in another one); pass the object itself to code in this process",
+               type);
+  throw nb::python_error();
+}
+
+PyMethodDef common_methods[] = {
+    {"__cuda_stream__", &method_cuda_stream, METH_NOARGS,
+     "__cuda_stream__() -> tuple[int, int]\n\nThe CUDA Stream Protocol: (0, the cudaStream_t address)."},
+    {"sync", &method_sync, METH_NOARGS,
+     "Blocks until all work queued so far has completed (the GIL is released meanwhile). Refused while the "
+     "stream captures a CUDA graph."},
+    {"is_done", &method_is_done, METH_NOARGS,
+     "True once all work queued so far has completed. Refused while the stream captures a CUDA graph."},
+    {"wait", &method_wait, METH_O, "Work queued from now on waits for `other`: a stream object or an Event."},
+    {"record", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&method_record)),
+     METH_VARARGS | METH_KEYWORDS, "A new Event holding the work queued so far (timing=True for elapsed_ms)."},
+    {"__reduce__", &refuse_pickle, METH_NOARGS, "Refused: a CUDA stream cannot leave its process."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef common_getset[] = {
+    {"handle", &get_handle, nullptr, "The cudaStream_t address, as an int.", nullptr},
+    {"exporter", &get_exporter, nullptr, "The object this was made from (kept alive); None if made here.", nullptr},
+    {"source", &get_source, nullptr,
+     "How the stream was read: 'streamlike', 'torch', 'protocol' (__cuda_stream__), 'created', 'owned-capsule', "
+     "or a decoder's name.",
+     nullptr},
+    {"device", &get_device, nullptr, "The device the stream belongs to (capture-safe).", nullptr},
+    {"id", &get_id, nullptr,
+     "The process-unique stream id; read once and kept (refused while capturing unless read before).", nullptr},
+    {"priority", &get_priority, nullptr, "The stream's priority (lower numbers are higher priorities).", nullptr},
+    {"flags", &get_flags, nullptr,
+     "cudaStreamDefault (0) or cudaStreamNonBlocking (1); read once and kept (refused while capturing unless "
+     "read before).",
+     nullptr},
+    {"is_default", &get_is_default, nullptr, "True for the handles 0, cudaStreamLegacy and cudaStreamPerThread.",
+     nullptr},
+    {"is_capturing", &get_is_capturing, nullptr,
+     "True while the stream is in a CUDA graph capture, active or invalidated.", nullptr},
+    {"capture_info", &get_capture_info, nullptr,
+     "The stream's capture state: a CaptureInfo (status 'none', 'active' or 'invalidated'; the capture's id).",
+     nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyObject* common_repr(PyObject* self) {
+  const bool stream = is_stream(self);
+  const shared_stream* owner = owner_of(self);
+  PyObject* exporter = exporter_of(self);
+  const char* exporter_type = exporter == Py_None ? "None" : Py_TYPE(exporter)->tp_name;
+  const stream_view view = view_of(self);
+  // The device only where it is known already: a repr makes no CUDA call (the handle may be one
+  // a test made up, and the call could fail or block).
+  const shared_stream* known = owner;
+  if (known == nullptr) {
+    known = (stream ? as_stream(self)->facts : as_view(self)->facts).peek();
+  }
+  const streamlike::detail::stream_facts* facts =
+      known != nullptr && *known ? streamlike::detail::shared_stream_access::block(*known).known_facts() : nullptr;
+  char device[32] = "";
+  if (view.is_default()) {
+    std::snprintf(device, sizeof device, " device=current");
+  } else if (facts != nullptr) {
+    std::snprintf(device, sizeof device, " device=%d", facts->device);
+  }
+  const char* ownership = owner != nullptr ? " owning" : " non-owning";
+  return PyUnicode_FromFormat("<streamlike.%s handle=%p%s%s source=%s exporter=%s>", stream ? "Stream" : "StreamView",
+                              static_cast<void*>(view.get()), device, ownership, source_of(self), exporter_type);
+}
+
+Py_hash_t common_hash(PyObject* self) {
+  const auto h = static_cast<Py_hash_t>(reinterpret_cast<std::uintptr_t>(view_of(self).get()));
+  return h == -1 ? -2 : h;
+}
+
+// Equal when they name the same handle (a Stream and a StreamView of one stream are equal).
+PyObject* common_richcompare(PyObject* self, PyObject* other, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !(is_stream(other) || is_view(other))) Py_RETURN_NOTIMPLEMENTED;
+  const bool same = view_of(self).get() == view_of(other).get();
+  return py_bool(same == (op == Py_EQ));
+}
+
+} // namespace streamlike_package
