@@ -1,5 +1,5 @@
-// The module's functions: ordering (wait, wait_external), the integer decoders, retain_until_done, and the
-// benchmark floor. Each is one call into the library or the casters.
+// The module's functions: ordering (wait, wait_external), the integer decoders,
+// retain_until_done, and the benchmark floor. Each is one call into the library or the casters.
 #include "package.hpp"
 
 #include <streamlike/detail/benchmark_floor.hpp>
