@@ -24,6 +24,7 @@ from ._streamlike import (
     from_dlpack_stream,
     retain_until_done,
     wait,
+    wait_external,
 )
 
 
@@ -57,4 +58,5 @@ __all__ = [
     "get_include",
     "retain_until_done",
     "wait",
+    "wait_external",
 ]

@@ -24,6 +24,22 @@ nb::object event_repr(const event& e) {
 
 } // namespace
 
+bool is_event(PyObject* obj) noexcept { return nb::isinstance<event>(nb::handle(obj)); }
+
+const event* event_argument(const char* where, PyObject* obj) noexcept {
+  if (is_event(obj)) {
+    if (nb::inst_ready(nb::handle(obj))) return nb::inst_ptr<event>(nb::handle(obj));
+    PyErr_Format(PyExc_TypeError, "%s: the Event was never initialized (Event.__new__); make one with Event.create()",
+                 where);
+    return nullptr;
+  }
+  PyErr_Format(PyExc_TypeError,
+               "%s: expected a streamlike.Event (made by Stream.record() or Event.create()), got an object of type "
+               "'%s'",
+               where, Py_TYPE(obj)->tp_name);
+  return nullptr;
+}
+
 void bind_event(nb::module_& m) {
   nb::class_<event>(m, "Event", nb::is_weak_referenceable(),
                     "A CUDA event (streamlike::event): made by Stream.record() or Event.create(); destroyed with the "

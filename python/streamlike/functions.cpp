@@ -1,8 +1,9 @@
-// The module's functions: ordering (wait), the integer decoders, retain_until_done, and the
-// benchmark floor. Each is one call into the library or the casters.
+// The module's functions: ordering (wait, wait_external), the integer decoders,
+// retain_until_done, and the benchmark floor. Each is one call into the library or the casters.
 #include "package.hpp"
 
 #include <streamlike/detail/benchmark_floor.hpp>
+#include <streamlike/event.hpp>
 #include <streamlike/ordering.hpp>
 #include <streamlike/python/detail/py_ref.hpp>
 #include <streamlike/retain_until_done.hpp>
@@ -13,19 +14,51 @@
 namespace streamlike_package {
 namespace {
 
-/// wait(consumer, producer): work queued on consumer from now on waits for producer's work so far.
+/// wait(consumer, producer): work queued on consumer from now on waits for producer: the work
+/// queued on a stream so far, or an Event (streamlike::wait(stream, event), which refuses by name
+/// an event recorded outside the capture a capturing consumer is in).
 PyObject* module_wait(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 2) {
-    PyErr_Format(PyExc_TypeError, "wait() takes exactly 2 arguments (consumer, producer: stream objects), got %zd",
+    PyErr_Format(PyExc_TypeError,
+                 "wait() takes exactly 2 arguments (consumer: a stream object, producer: a stream object or an "
+                 "Event), got %zd",
                  nargs);
     return nullptr;
   }
   stream_view consumer = stream_view::legacy_default();
-  stream_view producer = stream_view::legacy_default();
   const char* source = nullptr;
-  if (!read_stream(args[0], consumer, source) || !read_stream(args[1], producer, source)) return nullptr;
+  if (!read_stream(args[0], consumer, source)) return nullptr;
+  if (is_event(args[1])) {
+    const streamlike::event* e = event_argument("wait", args[1]);
+    if (e == nullptr) return nullptr;
+    return guarded([&]() -> PyObject* {
+      streamlike::wait(consumer, *e);
+      Py_RETURN_NONE;
+    });
+  }
+  stream_view producer = stream_view::legacy_default();
+  if (!read_stream(args[1], producer, source)) return nullptr;
   return guarded([&]() -> PyObject* {
     consumer.wait(producer);
+    Py_RETURN_NONE;
+  });
+}
+
+/// wait_external(consumer, event): streamlike::wait_external, the explicit external wait.
+PyObject* module_wait_external(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError,
+                 "wait_external() takes exactly 2 arguments (consumer: a stream object, event: an Event), got %zd",
+                 nargs);
+    return nullptr;
+  }
+  stream_view consumer = stream_view::legacy_default();
+  const char* source = nullptr;
+  if (!read_stream(args[0], consumer, source)) return nullptr;
+  const streamlike::event* e = event_argument("wait_external", args[1]);
+  if (e == nullptr) return nullptr;
+  return guarded([&]() -> PyObject* {
+    streamlike::wait_external(consumer, *e);
     Py_RETURN_NONE;
   });
 }
@@ -91,7 +124,12 @@ PyObject* optional_view(const std::optional<stream_view>& view, const char* sour
 void bind_functions(nb::module_& m) {
   static PyMethodDef functions[] = {
       {"wait", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&module_wait)), METH_FASTCALL,
-       "wait(consumer, producer): work queued on consumer from now on waits for the work queued on producer."},
+       "wait(consumer, producer): work queued on consumer from now on waits for producer: the work queued on a "
+       "stream object so far, or an Event (while consumer captures, one recorded in the same capture)."},
+      {"wait_external", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&module_wait_external)),
+       METH_FASTCALL,
+       "wait_external(consumer, event): consumer waits for event as an external wait; in a capture, an event-wait "
+       "node that waits, at each launch, for whatever event was last recorded on by then."},
       {"from_address", &module_from_address, METH_O,
        "from_address(address: int) -> StreamView: a raw cudaStream_t address (0: the legacy default stream)."},
       {"retain_until_done", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&module_retain_until_done)),

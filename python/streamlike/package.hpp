@@ -7,7 +7,7 @@
 //   view.cpp      StreamView            stream.cpp   Stream
 //   event.cpp     Event                 pool.cpp     StreamPool
 //   capture.cpp   capture, Graph, GraphExec, CaptureInfo
-//   functions.cpp wait, from_address, from_dlpack_stream, from_cai_stream, retain_until_done, ...
+//   functions.cpp wait, wait_external, from_address, from_dlpack_stream, from_cai_stream, retain_until_done, ...
 //   stream_common.cpp  what StreamView and Stream share (reading, facts, operations, repr)
 #ifndef STREAMLIKE_PACKAGE_PACKAGE_HPP
 #define STREAMLIKE_PACKAGE_PACKAGE_HPP
@@ -156,6 +156,12 @@ extern PyGetSetDef common_getset[];
 [[nodiscard]] PyObject* common_repr(PyObject* self);
 [[nodiscard]] Py_hash_t common_hash(PyObject* self);
 [[nodiscard]] PyObject* common_richcompare(PyObject* self, PyObject* other, int op);
+
+/// True if `obj` is a streamlike.Event (event.cpp).
+[[nodiscard]] bool is_event(PyObject* obj) noexcept;
+/// The event an Event argument holds, or nullptr with a TypeError naming `where`, what was given
+/// and that an Event was expected (event.cpp).
+[[nodiscard]] const streamlike::event* event_argument(const char* where, PyObject* obj) noexcept;
 
 /// streamlike.CaptureInfo for `state` (capture.cpp).
 [[nodiscard]] PyObject* capture_info_object(const streamlike::capture_state& state) noexcept;

@@ -150,14 +150,13 @@ PyObject* method_is_done(PyObject* self, PyObject*) {
 PyObject* method_wait(PyObject* self, PyObject* other) {
   const shared_stream* owner = owner_of(self);
   const stream_view consumer = view_of(self);
-  if (nb::isinstance<streamlike::event>(nb::handle(other))) {
+  if (is_event(other)) {
+    // streamlike::wait(stream, event): a capturing stream waits only on an event recorded in its
+    // capture, and refuses any other by name before CUDA would invalidate the capture.
+    const streamlike::event* e = event_argument("wait", other);
+    if (e == nullptr) return nullptr;
     return guarded([&]() -> PyObject* {
-      const cudaEvent_t event = nb::cast<const streamlike::event&>(nb::handle(other)).get();
-      if (owner != nullptr) {
-        owner->wait(event);
-      } else {
-        consumer.wait(event);
-      }
+      streamlike::wait(consumer, *e);
       Py_RETURN_NONE;
     });
   }
@@ -170,6 +169,16 @@ PyObject* method_wait(PyObject* self, PyObject* other) {
     } else {
       consumer.wait(producer);
     }
+    Py_RETURN_NONE;
+  });
+}
+
+PyObject* method_wait_external(PyObject* self, PyObject* other) {
+  const streamlike::event* e = event_argument("wait_external", other);
+  if (e == nullptr) return nullptr;
+  const stream_view consumer = view_of(self);
+  return guarded([&]() -> PyObject* {
+    streamlike::wait_external(consumer, *e);
     Py_RETURN_NONE;
   });
 }
@@ -234,7 +243,13 @@ PyMethodDef common_methods[] = {
      "stream captures a CUDA graph."},
     {"is_done", &method_is_done, METH_NOARGS,
      "True once all work queued so far has completed. Refused while the stream captures a CUDA graph."},
-    {"wait", &method_wait, METH_O, "Work queued from now on waits for `other`: a stream object or an Event."},
+    {"wait", &method_wait, METH_O,
+     "wait(other): work queued from now on waits for `other`, a stream object (its work queued so far) or an Event. "
+     "While this stream captures a CUDA graph, an Event must have been recorded in the same capture; one recorded "
+     "outside it is refused by name (wait_external is the explicit choice)."},
+    {"wait_external", &method_wait_external, METH_O,
+     "wait_external(event): work queued from now on waits for `event`; in a capture, an external event-wait node "
+     "that waits, at each launch of the graph, for whatever `event` was last recorded on by then."},
     {"record", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&method_record)),
      METH_VARARGS | METH_KEYWORDS, "A new Event holding the work queued so far (timing=True for elapsed_ms)."},
     {"__reduce__", &refuse_pickle, METH_NOARGS, "Refused: a CUDA stream cannot leave its process."},

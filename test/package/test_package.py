@@ -310,7 +310,8 @@ BAD_STREAMS = [
 ]
 
 
-@pytest.mark.parametrize("make", ["StreamView", "Stream", "wait-consumer", "wait-producer", "method-wait"])
+@pytest.mark.parametrize("make", ["StreamView", "Stream", "wait-consumer", "wait-producer", "method-wait",
+                                  "wait_external-consumer"])
 @pytest.mark.parametrize("arg,exc,words", BAD_STREAMS, ids=[repr(b[0])[:30] for b in BAD_STREAMS])
 def test_bad_stream_arguments_name_what_was_given_and_what_was_expected(streamlike, make, arg, exc, words):
     good = streamlike.StreamView(Exporter(0x10))
@@ -320,6 +321,7 @@ def test_bad_stream_arguments_name_what_was_given_and_what_was_expected(streamli
         "wait-consumer": lambda: streamlike.wait(arg, good),
         "wait-producer": lambda: streamlike.wait(good, arg),
         "method-wait": lambda: good.wait(arg),
+        "wait_external-consumer": lambda: streamlike.wait_external(arg, object()),  # the consumer is read first
     }[make]
     with pytest.raises(exc) as info:
         call()
@@ -364,6 +366,19 @@ BAD_CALLS = [
     ("from_cai_stream(-3)", lambda s: s.from_cai_stream(-3), ValueError, ["invalid stream value -3"]),
     ("from_cai_stream(True)", lambda s: s.from_cai_stream(True), TypeError, ["'bool'"]),
     ("Event()", lambda s: s.Event(), TypeError, []),
+    ("wait_external(a)", lambda s: s.wait_external(Exporter()), TypeError,
+     ["wait_external() takes exactly 2 arguments", "event: an Event", "got 1"]),
+    ("wait_external(a, stream)", lambda s: s.wait_external(Exporter(), s.StreamView(Exporter())), TypeError,
+     ["wait_external: expected a streamlike.Event", "'streamlike.StreamView'"]),
+    ("wait_external(a, None)", lambda s: s.wait_external(s.Stream(Exporter()), None), TypeError,
+     ["wait_external: expected a streamlike.Event", "'NoneType'"]),
+    ("StreamView.wait_external(stream)", lambda s: s.StreamView(Exporter()).wait_external(Exporter()), TypeError,
+     ["wait_external: expected a streamlike.Event", "'Exporter'"]),
+    ("Stream.wait_external(5)", lambda s: s.Stream(Exporter()).wait_external(5), TypeError,
+     ["wait_external: expected a streamlike.Event", "'int'"]),
+    ("StreamView.wait_external()", lambda s: s.StreamView(Exporter()).wait_external(), TypeError, ["wait_external"]),
+    ("wait(a, b, c)", lambda s: s.wait(Exporter(), Exporter(), Exporter()), TypeError,
+     ["exactly 2 arguments", "a stream object or an Event", "got 3"]),
 ]
 
 
@@ -373,6 +388,33 @@ def test_bad_calls_name_what_was_given_and_what_was_expected(streamlike, name, c
         call(streamlike)
     for word in words:
         assert word in str(info.value), (word, str(info.value))
+
+
+@pytest.mark.parametrize("call", [
+    lambda s, event: s.StreamView(Exporter()).wait(event),
+    lambda s, event: s.Stream(Exporter()).wait(event),
+    lambda s, event: s.wait(Exporter(), event),
+    lambda s, event: s.StreamView(Exporter()).wait_external(event),
+    lambda s, event: s.Stream(Exporter()).wait_external(event),
+    lambda s, event: s.wait_external(Exporter(), event),
+], ids=["StreamView.wait", "Stream.wait", "wait", "StreamView.wait_external", "Stream.wait_external",
+        "wait_external"])
+def test_an_event_that_was_never_initialized_is_refused_by_every_wait(streamlike, call):
+    # Event.__new__ makes an instance no create() filled in: refused before the library sees it.
+    event = streamlike.Event.__new__(streamlike.Event)
+    with pytest.raises(TypeError, match=r"wait(_external)?: the Event was never initialized.*Event\.create\(\)"):
+        call(streamlike, event)
+
+
+def test_every_wait_names_the_explicit_external_wait(streamlike):
+    # The library's refusal of a capturing stream waiting on an outside event points to
+    # wait_external(stream, event): the package has it under that name, as a function and a method.
+    assert "wait_external" in streamlike.__all__
+    assert streamlike.wait_external.__doc__.startswith("wait_external(consumer, event)")
+    for cls in (streamlike.Stream, streamlike.StreamView):
+        assert cls.wait_external.__doc__.startswith("wait_external(event)"), cls
+        assert "recorded in the same capture" in cls.wait.__doc__, cls
+        assert "wait_external" in cls.wait.__doc__, cls
 
 
 def test_streams_cannot_be_subclassed(streamlike):

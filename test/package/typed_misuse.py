@@ -11,3 +11,6 @@ Stream.create().record(True)  # error: timing is keyword-only
 view: StreamView = streamlike.from_cai_stream(5)  # error: may be None
 streamlike.capture(Stream.create(), mode="local")  # error: not a capture mode
 streamlike.retain_until_done(Stream.create())  # error: the object to keep is missing
+streamlike.wait_external(Stream.create(), Stream.create())  # error: waits for an Event, not a stream
+StreamView(Stream.create()).wait_external(Stream.create())  # error: an Event
+streamlike.wait(Stream.create().record(), Stream.create())  # error: the consumer is a stream

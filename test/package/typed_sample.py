@@ -30,6 +30,12 @@ def owning() -> Stream:
     done: bool = end.is_done() and s.is_done()
     print(ms, done, s.owning, s.use_count, s.__cuda_stream__(), s.__cuda_stream_owned__())
     streamlike.wait(s, shared)
+    streamlike.wait(s, end)
+    s.wait(end)
+    StreamView(s).wait(start)
+    streamlike.wait_external(s, end)
+    s.wait_external(end)
+    StreamView(shared).wait_external(start)
     return s
 
 
