@@ -32,8 +32,8 @@ namespace {
 
 // An event last recorded in a capture marks a point in that capture's graph, not work that runs:
 // while the capture lasts, cudaEventQuery/Synchronize/ElapsedTime on it invalidate the capture;
-// after it, CUDA refuses them (cudaErrorCapturedEvent, "not permitted on an event which was last
-// recorded in a capturing stream") until the event is recorded again outside a capture. Refused
+// after it, CUDA refuses them (CUDA 13 with a bare cudaErrorInvalidValue) until the event is
+// recorded again outside a capture. Refused
 // here, with CUDA's code, in both cases: telling them apart would mean asking the recording
 // stream, which may be gone by then.
 [[noreturn]] void throw_captured(std::string_view operation, std::string_view call, unsigned long long capture) {
@@ -42,7 +42,7 @@ namespace {
   reason += "): it marks a point of the graph, and the work before it runs only when the graph is launched. "
             "While the capture lasts ";
   reason += call;
-  reason += " would invalidate it, and after it CUDA refuses the call (cudaErrorCapturedEvent). Record an event "
+  reason += " would invalidate it, and after it CUDA refuses the call. Record an event "
             "on the stream after launching the graph, or record this one again outside a capture "
             "(docs/cuda-graphs.md)";
   throw error(cudaErrorCapturedEvent, std::string("event::") + std::string(operation), reason);
