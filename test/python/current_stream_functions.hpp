@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -76,6 +77,33 @@ inline std::uintptr_t current_inside_scope(stream_or_current s) {
 
 inline void set_check(bool on) { streamlike::set_current_stream_check(on); }
 
+// For bench/python/bench_current_stream.py: C++ loops timed in C++, so that a Python call's own
+// cost is not in the numbers.
+
+/// Where the timed loop leaves its result, so that the compiler keeps the calls.
+inline volatile std::uintptr_t bench_sink = 0;
+
+/// Nanoseconds per streamlike::current_stream() (the current device's), over `n` calls.
+inline double time_current_stream(int n) {
+  std::uintptr_t sink = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) sink += address_of(streamlike::current_stream());
+  const auto stop = std::chrono::steady_clock::now();
+  bench_sink = sink;
+  return std::chrono::duration<double, std::nano>(stop - start).count() / n;
+}
+
+/// Nanoseconds per scoped_current_stream entered and left (on the stream's device, given), over
+/// `n` scopes.
+inline double time_scope(stream_or_current s, int device, int n) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    const streamlike::scoped_current_stream scope{s.view, device};
+  }
+  const auto stop = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(stop - start).count() / n;
+}
+
 template <class Module>
 void bind_common(Module& m) {
   m.def("current_address", &current_address);
@@ -84,6 +112,8 @@ void bind_common(Module& m) {
   m.def("memset_on_current", &memset_on_current);
   m.def("current_is_capturing", &current_is_capturing);
   m.def("set_check", &set_check);
+  m.def("time_current_stream", &time_current_stream);
+  m.def("time_scope", &time_scope);
 }
 
 } // namespace current_test
