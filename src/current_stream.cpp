@@ -192,10 +192,17 @@ int resolve_device(int device, const char* operation) {
 
 namespace {
 
-/// What scoped_current_stream saved: the list it set, and each provider's previous stream.
+/// One provider a scope set: its previous stream (get + set), or the token its enter gave.
+struct saved_stream {
+  const provider* by;
+  void* previous_or_token;
+  bool token;
+};
+
+/// What scoped_current_stream saved: the list it set, and what each provider had before.
 struct saved_streams {
   const provider_list* list;
-  std::vector<std::pair<const provider*, void*>> previous; // in the order set
+  std::vector<saved_stream> previous; // in the order set
 };
 
 /// Restores `saved` in reverse order: into the providers still registered (by name, when the list
@@ -203,14 +210,18 @@ struct saved_streams {
 void restore(const saved_streams& saved, int device) noexcept {
   const provider_list& now = *the_registry().list.load(std::memory_order_acquire);
   for (auto it = saved.previous.rbegin(); it != saved.previous.rend(); ++it) {
-    const provider* p = it->first;
+    const provider* p = it->by;
     if (&now != saved.list) {
       const auto found =
           std::find_if(now.entries.begin(), now.entries.end(), [&](const provider& q) { return q.name == p->name; });
-      if (found == now.entries.end() || found->table.set == nullptr) continue;
+      if (found == now.entries.end()) continue;
       p = &*found;
     }
-    (void)p->table.set(p->table.context, device, it->second);
+    if (it->token) {
+      if (p->table.leave != nullptr) (void)p->table.leave(p->table.context, device, it->previous_or_token);
+    } else if (p->table.set != nullptr) {
+      (void)p->table.set(p->table.context, device, it->previous_or_token);
+    }
   }
 }
 
@@ -236,10 +247,16 @@ scoped_current_stream::scoped_current_stream(stream_view stream, int device, boo
   saved->list = &list;
   saved->previous.reserve(list.entries.size());
   for (const current::provider& p : list.entries) {
-    if (p.table.set == nullptr) continue;
+    const bool by_token = p.table.enter != nullptr;
+    if (!by_token && p.table.set == nullptr) continue;
     void* previous = nullptr;
-    int status = p.table.get(p.table.context, device_, &previous);
-    if (status == STREAMLIKE_CURRENT_STREAM_OK) status = p.table.set(p.table.context, device_, stream.get());
+    int status = STREAMLIKE_CURRENT_STREAM_OK;
+    if (by_token) {
+      status = p.table.enter(p.table.context, device_, stream.get(), &previous);
+    } else {
+      status = p.table.get(p.table.context, device_, &previous);
+      if (status == STREAMLIKE_CURRENT_STREAM_OK) status = p.table.set(p.table.context, device_, stream.get());
+    }
     if (status == STREAMLIKE_CURRENT_STREAM_UNAVAILABLE) continue;
     if (status != STREAMLIKE_CURRENT_STREAM_OK) {
       current::restore(*saved, device_);
@@ -247,7 +264,7 @@ scoped_current_stream::scoped_current_stream(stream_view stream, int device, boo
                   "the current-stream provider '" + p.name + "' failed to read or set the current stream of device " +
                       std::to_string(device_));
     }
-    saved->previous.emplace_back(&p, previous);
+    saved->previous.push_back(current::saved_stream{&p, previous, by_token});
   }
   saved_ = saved.release();
 }
@@ -261,7 +278,8 @@ scoped_current_stream::~scoped_current_stream() {
 std::vector<current_stream_provider_info> current_stream_providers() {
   std::vector<current_stream_provider_info> out;
   for (const current::provider& p : current::providers().entries)
-    out.push_back(current_stream_provider_info{p.name, p.table.priority, p.table.set != nullptr});
+    out.push_back(
+        current_stream_provider_info{p.name, p.table.priority, p.table.set != nullptr || p.table.enter != nullptr});
   return out;
 }
 
@@ -300,6 +318,10 @@ void check_provider(const streamlike_current_stream_provider& provider) {
   }
   if (provider.name == nullptr || provider.name[0] == '\0')
     throw std::invalid_argument("streamlike::register_current_stream_provider: the provider has no name");
+  if ((provider.enter == nullptr) != (provider.leave == nullptr)) {
+    throw std::invalid_argument(std::string("streamlike::register_current_stream_provider: the provider '") +
+                                provider.name + "' has only one of enter and leave (give both or neither)");
+  }
   if (provider.get == nullptr) {
     throw std::invalid_argument(std::string("streamlike::register_current_stream_provider: the provider '") +
                                 provider.name + "' has no get function (set may be null, get may not)");

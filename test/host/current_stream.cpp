@@ -62,6 +62,36 @@ struct other_framework {
 };
 thread_local void* other_framework::current = nullptr;
 
+/// A framework whose current stream is more than a handle: enter saves a token, leave restores it.
+struct token_framework {
+  struct token {
+    void* previous;
+    int serial;
+  };
+  static thread_local void* current;
+  static thread_local int enters;
+  static thread_local int leaves;
+  static int get(void*, int32_t, void** stream) {
+    *stream = current;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+  static int enter(void*, int32_t, void* stream, void** out) {
+    *out = new token{current, ++enters};
+    current = stream;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+  static int leave(void*, int32_t, void* t) {
+    auto* saved = static_cast<token*>(t);
+    current = saved->previous;
+    ++leaves;
+    delete saved;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+};
+thread_local void* token_framework::current = nullptr;
+thread_local int token_framework::enters = 0;
+thread_local int token_framework::leaves = 0;
+
 streamlike_current_stream_provider table(const char* name, int32_t priority, decltype(&fake_framework::get) get,
                                          decltype(&fake_framework::set) set) {
   streamlike_current_stream_provider p{};
@@ -352,4 +382,37 @@ TEST_CASE("without a GPU, the current device cannot be read: streamlike::error n
   if (host_test::device_present()) return;
   host_test::check_no_device_error(host_test::thrown<streamlike::error>([] { (void)streamlike::current_stream(); }),
                                    "current_stream: cudaGetDevice");
+}
+
+TEST_CASE("a provider with enter and leave is entered and left instead of get and set, exceptions too") {
+  reset_fakes();
+  auto p = table("token", 10, &token_framework::get, nullptr);
+  p.enter = &token_framework::enter;
+  p.leave = &token_framework::leave;
+  const registered token{p};
+  CHECK(streamlike::current_stream_providers()[0].can_set);
+  token_framework::current = s3.get();
+  try {
+    const streamlike::scoped_current_stream outer{s1, device};
+    CHECK(token_framework::current == s1.get());
+    {
+      const streamlike::scoped_current_stream inner{s2, device};
+      CHECK(token_framework::current == s2.get());
+      CHECK(streamlike::current_stream(device) == s2);
+    }
+    CHECK(token_framework::current == s1.get());
+    throw std::runtime_error("leaves the scope");
+  } catch (const std::runtime_error&) {
+  }
+  CHECK(token_framework::current == s3.get());
+  CHECK(token_framework::enters == 2);
+  CHECK(token_framework::leaves == 2);
+}
+
+TEST_CASE("a provider with only one of enter and leave is refused by name") {
+  auto p = table("half", 10, &token_framework::get, nullptr);
+  p.enter = &token_framework::enter;
+  const auto e = host_test::thrown<std::invalid_argument>([&] { streamlike::register_current_stream_provider(p); });
+  REQUIRE(e.has_value());
+  CHECK_MESSAGE(host_test::contains(e->what(), "only one of enter and leave"), e->what());
 }

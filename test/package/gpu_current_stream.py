@@ -95,6 +95,18 @@ def test_use_of_a_cupy_stream_sets_torch_cupy_and_tvm_ffi_and_restores_each(sl, 
             assert tvm_stream(tvm_ffi, dev) == tvm_before
 
 
+def test_leaving_use_puts_back_torchs_very_stream(sl, torch):
+    # torch's current stream is a stream id beside the handle; use enters and leaves through torch's
+    # own guard, so the pool stream that was current compares equal to it again afterwards.
+    s = torch.cuda.Stream()
+    x = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        with sl.use(x):
+            assert torch.cuda.current_stream().cuda_stream == x.cuda_stream
+        assert torch.cuda.current_stream() == s
+    assert torch.cuda.current_stream() == torch.cuda.default_stream()
+
+
 def test_use_on_one_thread_leaves_other_threads_alone(sl, torch, cupy):
     s = torch.cuda.Stream()
     inside = threading.Event()

@@ -84,6 +84,10 @@ def test_a_cpp_scope_sets_torchs_current_stream_and_restores_it(current, torch):
     before = torch.cuda.current_stream().cuda_stream
     assert current.current_inside_scope(s) == s.cuda_stream
     assert torch.cuda.current_stream().cuda_stream == before
+    pool = torch.cuda.Stream()
+    with torch.cuda.stream(pool):
+        assert current.current_inside_scope(s) == s.cuda_stream
+        assert torch.cuda.current_stream() == pool  # the very stream (id too), not its handle
 
 
 def test_under_torch_graph_capture_current_stream_is_the_capturing_stream(current, torch):

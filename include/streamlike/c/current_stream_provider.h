@@ -56,13 +56,22 @@ typedef struct streamlike_current_stream_provider {
   /* Makes `stream` the calling thread's current stream on `device`. NULL: a read-only provider
    * (scoped_current_stream leaves it alone). Same rules as get. */
   int (*set)(void* context, int32_t device, void* stream);
+  /* Optional (both or neither), for a framework whose current stream is more than a handle (torch
+   * keeps a stream id beside it): enter makes `stream` current on `device` and writes a token that
+   * leave later takes to restore exactly what was current before, and to free the token. A scope
+   * uses them instead of get + set when present. leave is called once per successful enter, on the
+   * same thread, in reverse order of enters. Same rules as get. */
+  int (*enter)(void* context, int32_t device, void* stream, void** token);
+  int (*leave)(void* context, int32_t device, void* token);
 } streamlike_current_stream_provider;
 
 /* Results of register/unregister. */
 #define STREAMLIKE_CURRENT_STREAM_REGISTERED 0
-#define STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER 1 /* NULL, no name, no get, or an unknown version */
-#define STREAMLIKE_CURRENT_STREAM_NAME_TAKEN 2   /* a provider of that name is registered */
-#define STREAMLIKE_CURRENT_STREAM_NOT_FOUND 3    /* unregister: no provider of that name */
+#define STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER \
+  1                                            /* NULL, no name, no get, an unknown version, or
+                                                    only one of enter and leave */
+#define STREAMLIKE_CURRENT_STREAM_NAME_TAKEN 2 /* a provider of that name is registered */
+#define STREAMLIKE_CURRENT_STREAM_NOT_FOUND 3  /* unregister: no provider of that name */
 
 /* Registers a copy of *provider (its name too). Thread-safe. Exported by libstreamlike; a C
  * library that does not link streamlike can find it with dlsym(RTLD_DEFAULT, ...). */
