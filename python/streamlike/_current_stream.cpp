@@ -281,7 +281,9 @@ public:
   /// The stream of `obj`, as the casters read it (their errors: TypeError naming the type).
   static stream_view read(const nb::object& obj) {
     stream_view view = stream_view::legacy_default();
-    if (sd::decode_view(obj.ptr(), true, view) != sd::outcome::ok) throw nb::python_error();
+    // Not decode_view: the current-stream check must not flag the stream a use block is about to
+    // make current.
+    if (sd::report(obj.ptr(), true, sd::read_view(obj.ptr(), view)) != sd::outcome::ok) throw nb::python_error();
     return view;
   }
   [[nodiscard]] std::optional<int> device() const noexcept {

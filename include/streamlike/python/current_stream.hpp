@@ -23,7 +23,6 @@
 
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/current_stream.hpp>
-#include <streamlike/current_stream_check.hpp>
 #include <streamlike/python/detail/cpython.hpp>
 #include <streamlike/python/detail/decode_stream.hpp>
 #include <streamlike/python/detail/outcome.hpp>
@@ -32,7 +31,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <string>
 
 namespace streamlike::python {
 
@@ -97,36 +95,6 @@ namespace detail {
   return has == 1;
 }
 
-/// "file:line" of the Python code that called the binding ("<unknown>" without a Python frame).
-[[nodiscard]] inline std::string python_call_site() {
-  PyFrameObject* frame = PyEval_GetFrame(); // borrowed
-  if (frame == nullptr) return "<unknown>";
-  PyCodeObject* code = PyFrame_GetCode(frame); // new reference
-  const int line = PyFrame_GetLineNumber(frame);
-  std::string file = "<unknown>";
-  if (code != nullptr) {
-    PyObject* name = PyObject_GetAttrString(reinterpret_cast<PyObject*>(code), "co_filename");
-    if (name != nullptr) {
-      if (const char* text = PyUnicode_AsUTF8(name)) file = text;
-      Py_DECREF(name);
-    }
-    Py_DECREF(code);
-  }
-  PyErr_Clear();
-  return file + ":" + std::to_string(line);
-}
-
-/// The check of an explicit stream argument (off: one relaxed load).
-inline void check_given_stream(stream_view given) noexcept {
-  if (!streamlike::current_stream_check_enabled()) return;
-  try {
-    const std::string site = python_call_site();
-    streamlike::check_current_stream(given, site.c_str());
-  } catch (...) {
-    // out of memory: not checked
-  }
-}
-
 /// The stream_or_current argument `obj`.
 [[nodiscard]] inline outcome decode_stream_or_current(PyObject* obj, bool convert, stream_or_current& out) noexcept {
   if (obj == Py_None || is_current_sentinel(obj)) {
@@ -136,11 +104,8 @@ inline void check_given_stream(stream_view given) noexcept {
     });
   }
   stream_view view = stream_view::legacy_default();
-  const outcome o = decode_view(obj, convert, view);
-  if (o == outcome::ok) {
-    out = stream_or_current{view, false};
-    check_given_stream(view);
-  }
+  const outcome o = decode_view(obj, convert, view); // checks it when the check is on
+  if (o == outcome::ok) out = stream_or_current{view, false};
   return o;
 }
 
