@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 #include <link.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -63,6 +64,7 @@ struct registry {
   bool tvm_ffi_found = false;
   std::atomic<bool> all_found{false};
   std::atomic<unsigned long long> seen_loads{~0ULL}; // dlpi_adds at the last look
+  std::atomic<long long> last_tick{-1};              // the coarse clock's tick at the last look
 };
 
 registry& the_registry() noexcept {
@@ -113,8 +115,22 @@ unsigned long long load_count() noexcept {
   return adds;
 }
 
-void look_for_frameworks(registry& r) noexcept {
+/// The coarse monotonic clock (a few ms per tick, read without a system call), in ticks.
+long long coarse_tick() noexcept {
+  timespec now{};
+  if (clock_gettime(CLOCK_MONOTONIC_COARSE, &now) != 0) return -2; // never equal to a real tick
+  return static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec;
+}
+
+void look_for_frameworks(registry& r, bool throttled) noexcept {
   if (r.all_found.load(std::memory_order_relaxed)) return;
+  if (throttled) {
+    // At most once per tick of the coarse clock (1 to 4 ms): reading the loader's counter takes the
+    // loader's lock, which every thread asking for the current stream would otherwise contend for.
+    const long long tick = coarse_tick();
+    if (tick == r.last_tick.load(std::memory_order_relaxed)) return;
+    r.last_tick.store(tick, std::memory_order_relaxed);
+  }
   const unsigned long long loads = load_count();
   if (loads == r.seen_loads.load(std::memory_order_relaxed)) return;
   try {
@@ -145,7 +161,7 @@ void look_for_frameworks(registry& r) noexcept {
 
 } // namespace
 
-const provider_list& providers() noexcept {
+const provider_list& providers(bool throttled) noexcept {
   registry& r = the_registry();
   const provider_list* list = r.list.load(std::memory_order_acquire);
   if (list == nullptr) [[unlikely]] {
@@ -157,7 +173,7 @@ const provider_list& providers() noexcept {
     }
   }
   if (!r.all_found.load(std::memory_order_relaxed)) [[unlikely]] {
-    look_for_frameworks(r);
+    look_for_frameworks(r, throttled);
     list = r.list.load(std::memory_order_acquire);
   }
   return *list;
@@ -233,7 +249,8 @@ namespace current = detail::current;
 
 stream_view current_stream(int device) {
   device = current::resolve_device(device, "current_stream");
-  return stream_view{static_cast<cudaStream_t>(current::current_answer(current::providers(), device).stream)};
+  return stream_view{
+      static_cast<cudaStream_t>(current::current_answer(current::providers(/*throttled=*/true), device).stream)};
 }
 
 scoped_current_stream::scoped_current_stream(stream_view stream, int device, bool device_of_stream) : stream_(stream) {

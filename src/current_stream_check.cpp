@@ -47,7 +47,7 @@ std::atomic<bool> current_stream_check_on{enabled_by_environment()};
 
 void report_if_not_current(stream_view given, int device, const char* site) noexcept {
   try {
-    const current::answer now = current::current_answer(current::providers(), device);
+    const current::answer now = current::current_answer(current::providers(/*throttled=*/true), device);
     const stream_view current{static_cast<cudaStream_t>(now.stream)};
     if (current == given) return;
     const std::string where = site != nullptr ? site : "(unknown site)";

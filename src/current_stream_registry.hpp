@@ -22,8 +22,10 @@ struct provider_list {
   std::vector<provider> entries;
 };
 
-/// The current list, after looking for built-in frameworks loaded since the last look.
-[[nodiscard]] const provider_list& providers() noexcept;
+/// The current list, after looking for built-in frameworks loaded since the last look. Throttled
+/// (current_stream(), the check): at most one look per tick of the coarse clock, so a framework
+/// loaded a few milliseconds ago may not be seen yet; scopes and listings always look.
+[[nodiscard]] const provider_list& providers(bool throttled = false) noexcept;
 
 /// current_stream()'s answer and the provider that gave it (nullptr: none answered).
 struct answer {
