@@ -5,6 +5,7 @@ streamlike.use runs on the stream torch code meant (the shape of sglang#36572), 
 function defaults to the current stream. Each test skips without a GPU or its framework."""
 import ctypes
 import importlib
+import importlib.util
 import os
 import sys
 import threading
@@ -144,6 +145,14 @@ def test_under_torch_graph_current_stream_is_the_capturing_stream(sl, torch):
     assert x[0].item() == 1.0
 
 
+def cupy_view(cupy, tensor):
+    """A CuPy array over a torch tensor's memory, made without any synchronization (cupy.asarray
+    would synchronize with the stream of the tensor's __cuda_array_interface__, and DLPack would
+    order the streams: either would hide which stream the CuPy op runs on)."""
+    memory = cupy.cuda.UnownedMemory(tensor.data_ptr(), tensor.numel() * tensor.element_size(), tensor)
+    return cupy.ndarray(tuple(tensor.shape), dtype=cupy.uint8, memptr=cupy.cuda.MemoryPointer(memory, 0))
+
+
 def _cupy_op_after_held_torch_work(torch, cupy, s, scope):
     """The shape of sglang#36572: torch code holds `s` (a long sleep) and queues buf.fill_(1) on it,
     then a CuPy-based op writes 2 into buf on CuPy's current stream. Returns the value left."""
@@ -152,7 +161,7 @@ def _cupy_op_after_held_torch_work(torch, cupy, s, scope):
     with scope(s):
         torch.cuda._sleep(SLEEP_CYCLES)
         buf.fill_(1)
-        cupy.asarray(buf).fill(2)  # a library written with CuPy: no stream argument, no wrapper
+        cupy_view(cupy, buf).fill(2)  # a library written with CuPy: no stream argument, no wrapper
     torch.cuda.synchronize()
     values = buf.unique().tolist()
     assert len(values) == 1, values
