@@ -56,6 +56,9 @@ REQUIRED = [
     r"streamlike::elapsed_ms\(streamlike::event const&, streamlike::event const&\)",
     r"streamlike::device_guard::device_guard\(int\)",
     r"streamlike::stream_pool::stream_pool\(unsigned long, streamlike::stream_options const&\)",
+    r"streamlike::current_stream\(int\)",
+    r"streamlike_current_stream_register",  # the C interface of streamlike/c/current_stream_provider.h
+    r"streamlike::detail::current_stream_check_on",  # read by the inline check hook in programs
 ]
 
 
