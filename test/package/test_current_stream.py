@@ -105,3 +105,40 @@ def test_the_check_is_switched_from_python(sl):
     finally:
         sl.set_current_stream_check(False)
     assert not sl.current_stream_check_enabled()
+
+
+@pytest.fixture
+def current_module(sl):
+    import importlib
+    import os
+    import sys
+
+    where = os.environ.get("STREAMLIKE_BRIDGE_MODULES_DIR")
+    if not where or not os.path.isdir(where):
+        pytest.skip("the python suite's test modules were not built")
+    if where not in sys.path:
+        sys.path.append(where)
+    return importlib.import_module("streamlike_current_nb_test")
+
+
+def test_a_module_sees_use_blocks_through_the_package(sl, current_module):
+    # The module has its own copy of libstreamlike and no framework is loaded: its stream_or_current
+    # parameter asks the package when its own copy names no stream. It asks on the current device.
+    try:
+        current_module.current_address(-1)
+    except RuntimeError:
+        pytest.skip("reading the current device needs a CUDA driver")
+    with sl.use(FakeStream(0x8000), device=0):  # device 0: current in a process that chose none
+        assert current_module.stream_arg(sl.CURRENT) == (0x8000, True)
+        assert current_module.stream_arg() == (0x8000, True)
+
+
+def test_a_linked_module_sees_use_blocks_in_its_own_cpp_calls(sl, current_module):
+    assert current_module.link_package()
+    assert current_module.link_package()  # twice: still one provider
+    names = current_module.providers()
+    assert names.count("streamlike-package") == 1 and names[-2:] == ["streamlike-package", "streamlike"], names
+    assert current_module.current_address(0) == 0
+    with sl.use(FakeStream(0x9000), device=0):
+        assert current_module.current_address(0) == 0x9000
+    assert current_module.current_address(0) == 0

@@ -114,6 +114,7 @@ void bind_common(Module& m) {
   m.def("set_check", &set_check);
   m.def("time_current_stream", &time_current_stream);
   m.def("time_scope", &time_scope);
+  m.def("link_package", &streamlike::python::link_package_current_stream);
 }
 
 } // namespace current_test

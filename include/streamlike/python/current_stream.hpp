@@ -15,7 +15,8 @@
 // The current stream is streamlike::current_stream() of the module's own copy of libstreamlike
 // (torch, tvm-ffi: their own current streams); when that names no stream but a default one and
 // the streamlike package is loaded, the package answers too (its `use` scopes and CuPy's current
-// stream, which only the package can read). An explicit stream is checked against the current one
+// stream, which only the package can read); link_package_current_stream() makes the module's own
+// C++ calls to current_stream() see them too. An explicit stream is checked against the current one
 // when the check is on (streamlike/current_stream_check.hpp), the call site being the Python
 // caller's file and line.
 #ifndef STREAMLIKE_PYTHON_CURRENT_STREAM_HPP
@@ -23,6 +24,7 @@
 
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/current_stream.hpp>
+#include <streamlike/current_stream_providers.hpp>
 #include <streamlike/python/detail/cpython.hpp>
 #include <streamlike/python/detail/decode_stream.hpp>
 #include <streamlike/python/detail/outcome.hpp>
@@ -87,6 +89,20 @@ namespace detail {
   return mine;
 }
 
+/// The package's answer as a provider of this module's copy (link_package_current_stream). Needs
+/// the GIL (else: unavailable); never asks the package from inside the package's own answer.
+inline int package_provider_get(void*, int32_t device, void** stream) {
+  if (PyGILState_Check() == 0) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  static thread_local bool inside = false; // the package's copy may be this very copy
+  if (inside) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  const package_current_stream_api* api = package_current_stream();
+  if (api == nullptr) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  inside = true;
+  const int status = api->get(nullptr, device, stream);
+  inside = false;
+  return status;
+}
+
 /// True for streamlike.CURRENT: an object whose type has `__streamlike_current_stream__`.
 [[nodiscard]] inline bool is_current_sentinel(PyObject* obj) noexcept {
   PyTypeObject* type = Py_TYPE(obj);
@@ -110,6 +126,25 @@ namespace detail {
 }
 
 } // namespace detail
+
+/// Registers the streamlike package's answer as a current-stream provider of this module's copy of
+/// libstreamlike ("streamlike-package", asked just before streamlike's own), so that C++ code that
+/// calls streamlike::current_stream() in this module also sees `with streamlike.use(...)` blocks
+/// and CuPy's current stream, which live in the package's copy. Call it from the module's init,
+/// after importing streamlike (GIL held). False when the package is not loaded; true when linked
+/// (also when it already was). The provider answers only on threads holding the GIL.
+inline bool link_package_current_stream() {
+  if (detail::package_current_stream() == nullptr) return false;
+  streamlike_current_stream_provider table{};
+  table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE - 1;
+  table.name = "streamlike-package";
+  table.get = &detail::package_provider_get;
+  for (const auto& p : streamlike::current_stream_providers())
+    if (p.name == table.name) return true;
+  streamlike::register_current_stream_provider(table);
+  return true;
+}
 
 } // namespace streamlike::python
 
