@@ -49,18 +49,30 @@ constexpr Py_ssize_t cupy_seen_limit = 64;
 /// destructor may run while one propagates).
 class python_error_guard {
 public:
+#if PY_VERSION_HEX >= 0x030C0000
+  python_error_guard() noexcept : raised_(PyErr_GetRaisedException()) {}
+  ~python_error_guard() {
+    PyErr_Clear();
+    PyErr_SetRaisedException(raised_);
+  }
+#else
   python_error_guard() noexcept { PyErr_Fetch(&type_, &value_, &traceback_); }
-  python_error_guard(const python_error_guard&) = delete;
-  python_error_guard& operator=(const python_error_guard&) = delete;
   ~python_error_guard() {
     PyErr_Clear();
     PyErr_Restore(type_, value_, traceback_);
   }
+#endif
+  python_error_guard(const python_error_guard&) = delete;
+  python_error_guard& operator=(const python_error_guard&) = delete;
 
 private:
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* raised_ = nullptr;
+#else
   PyObject* type_ = nullptr;
   PyObject* value_ = nullptr;
   PyObject* traceback_ = nullptr;
+#endif
 };
 
 PyObject* seen_key(int32_t device, void* stream) noexcept {
