@@ -6,6 +6,9 @@
 #include <streamlike/capture.hpp>
 #include <streamlike/capture_state.hpp>
 #include <streamlike/config.hpp>
+#include <streamlike/current_stream.hpp>
+#include <streamlike/current_stream_check.hpp>
+#include <streamlike/current_stream_providers.hpp>
 #include <streamlike/default_stream.hpp>
 #include <streamlike/device_guard.hpp>
 #include <streamlike/disable_stream_like.hpp>

@@ -7,7 +7,8 @@ Lists the defined symbols of LIBRARY's dynamic symbol table (`nm -D --defined-on
 naming each, on any that is not streamlike's, and on any of REQUIRED that is missing (hidden by
 mistake: a program would not link against it, or would not catch streamlike::error by type).
 
-A symbol is streamlike's when its mangled name (Itanium C++ ABI) is a name in namespace
+A symbol is streamlike's when it is one of the C functions of streamlike/c/ (named
+streamlike_current_stream_*), or when its mangled name (Itanium C++ ABI) is a name in namespace
 streamlike, or the typeinfo, typeinfo name, vtable, guard variable or thread-local wrapper of one.
 The mangled name is what decides, not the demangled text: a function template of namespace std
 returning a streamlike type demangles as "streamlike::stream_view std::f<...>(...)".
@@ -32,7 +33,8 @@ SKIP = 77
 # `streamlike` (10 characters). Z...: a local entity of a streamlike function (a static local).
 _NESTED = r"Z?N[rVK]*[RO]?10streamlike"
 STREAMLIKE_SYMBOL = re.compile(
-    r"^_Z(?:"
+    r"^streamlike_current_stream_\w+$"  # the C functions of streamlike/c/current_stream_provider.h
+    r"|^_Z(?:"
     + _NESTED  # functions and variables
     + r"|T[ISV]N[rVK]*10streamlike"  # typeinfo, typeinfo name, vtable of a class
     + r"|GV" + _NESTED  # guard variable of a static local or inline variable
@@ -54,6 +56,9 @@ REQUIRED = [
     r"streamlike::elapsed_ms\(streamlike::event const&, streamlike::event const&\)",
     r"streamlike::device_guard::device_guard\(int\)",
     r"streamlike::stream_pool::stream_pool\(unsigned long, streamlike::stream_options const&\)",
+    r"streamlike::current_stream\(int\)",
+    r"streamlike_current_stream_register",  # the C interface of streamlike/c/current_stream_provider.h
+    r"streamlike::detail::current_stream_check_on",  # read by the inline check hook in programs
 ]
 
 

@@ -4,6 +4,7 @@
 #ifndef STREAMLIKE_PYTHON_DETAIL_DECODE_STREAM_HPP
 #define STREAMLIKE_PYTHON_DETAIL_DECODE_STREAM_HPP
 
+#include <streamlike/python/detail/check_given_stream.hpp>
 #include <streamlike/python/detail/cpython.hpp>
 #include <streamlike/python/detail/decode_info.hpp>
 #include <streamlike/python/detail/decode_problem.hpp>
@@ -82,7 +83,9 @@ namespace streamlike::python::detail {
 /// pass (only then does a missing __cuda_stream__ raise TypeError; before, it declines, so that
 /// other overloads can match exactly first).
 [[nodiscard]] inline outcome decode_view(PyObject* obj, bool convert, stream_view& out) noexcept {
-  return report(obj, convert, read_view(obj, out));
+  const outcome o = report(obj, convert, read_view(obj, out));
+  if (o == outcome::ok) check_given_stream(out); // the opt-in current-stream check
+  return o;
 }
 
 /// Holds `obj`, read as `view`, in `out`: a strong reference to the object until the last C++

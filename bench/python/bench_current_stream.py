@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""What asking for the current stream costs, and entering a `use` block, with torch loaded.
+
+Targets (medians, ns per call):
+  C++ streamlike::current_stream()          <= 100 ns with torch's provider loaded (timed in a C++
+                                            loop of the current-stream test module, built as
+                                            bench/python builds it), inside torch.cuda.stream(s)
+                                            and outside any stream block
+  the same                                  >= 20x faster than torch.cuda.current_stream().cuda_stream
+                                            from Python
+  streamlike.current_stream()               >= 10x faster than torch.cuda.current_stream()
+  with streamlike.use(s): pass              <= 2000 ns with three providers (streamlike's own,
+                                            torch and tvm-ffi; tvm-ffi must import)
+Shown beside them, not judged: the C++ scoped_current_stream loop, and the use block once CuPy is
+imported (its provider runs Python code).
+
+Python statements are timed with timeit, interleaved round by round; each Python comparison also
+times its baseline a second time (a control row, "... again"): if the two differ by more than 10%
+the run could not tell the rows apart from noise and the target reads INCONCLUSIVE. Run on the
+GPU machine with the package installed (pip install .) or on PYTHONPATH, after building the
+benchmark modules (meson compile -C BUILD python-bench-modules):
+
+    python3 bench/python/bench_current_stream.py --build-dir BUILD [--json out.json] [--check]
+
+--check exits 1 if a target is missed (or could not be measured), else 3 if one is inconclusive.
+"""
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import timeit
+
+CPP_MAX_NS = 100.0
+CPP_MIN_SPEEDUP = 20.0
+PY_MIN_SPEEDUP = 10.0
+USE_MAX_NS = 2000.0
+CONTROL_TOLERANCE = 0.10
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build-dir", default="build-py", help="meson build folder with bench/python/ (default build-py)")
+    p.add_argument("--number", type=int, default=100_000, help="calls per timing run")
+    p.add_argument("--repeat", type=int, default=11, help="timing runs; the median is reported")
+    p.add_argument("--json", help="also write the results here")
+    p.add_argument("--check", action="store_true", help="exit 1 if a target is missed, 3 if one is inconclusive")
+    return p.parse_args()
+
+
+def interleaved(stmts, env, number, repeat):
+    """{name: median ns per call}, the statements timed in turn each round."""
+    timers = {name: timeit.Timer(stmt, globals=env) for name, stmt in stmts.items()}
+    samples = {name: [] for name in stmts}
+    for t in timers.values():
+        t.timeit(max(1, number // 10))  # warm up
+    for _ in range(repeat):
+        for name, t in timers.items():
+            gc.disable()
+            try:
+                samples[name].append(t.timeit(number) / number * 1e9)
+            finally:
+                gc.enable()
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
+def cpp_median(f, repeat):
+    f()  # warm up
+    return statistics.median(f() for _ in range(repeat))
+
+
+def main():
+    args = parse_args()
+    missing = []
+    try:
+        import torch
+    except ImportError as e:
+        print(f"torch does not import ({e}): nothing to compare with")
+        return 1 if args.check else 77
+    if not torch.cuda.is_available():
+        print("torch sees no GPU")
+        return 1 if args.check else 77
+    try:
+        import tvm_ffi  # noqa: F401  (loaded: its provider is found)
+    except ImportError as e:
+        missing.append(f"tvm_ffi does not import ({e}): the use target needs three providers")
+    import streamlike
+
+    folder = os.path.abspath(os.path.join(args.build_dir, "bench", "python"))
+    sys.path.insert(0, folder)
+    try:
+        module = __import__("streamlike_current_nb_test")
+    except ImportError as e:
+        print(f"the benchmark module streamlike_current_nb_test is not built in {folder} ({e})")
+        return 1 if args.check else 77
+
+    s = torch.cuda.Stream()
+    dev = torch.cuda.current_device()
+    n = args.number
+    rows = {}
+    rows["C++ current_stream(), outside any stream block"] = cpp_median(lambda: module.time_current_stream(n), args.repeat)
+    with torch.cuda.stream(s):
+        assert module.current_address(-1) == s.cuda_stream
+        rows["C++ current_stream(), inside torch.cuda.stream(s)"] = cpp_median(
+            lambda: module.time_current_stream(n), args.repeat)
+    rows["C++ scoped_current_stream enter + leave"] = cpp_median(lambda: module.time_scope(s, dev, n // 10), args.repeat)
+
+    env = {"torch": torch, "sl": streamlike, "s": s}
+    py = interleaved({
+        "torch.cuda.current_stream().cuda_stream": "torch.cuda.current_stream().cuda_stream",
+        "torch.cuda.current_stream()": "torch.cuda.current_stream()",
+        "torch.cuda.current_stream() again": "torch.cuda.current_stream()",
+        "streamlike.current_stream()": "sl.current_stream()",
+        "with streamlike.use(s): pass": "with sl.use(s): pass",
+    }, env, n, args.repeat)
+    rows.update(py)
+    providers = streamlike.current_stream_providers()
+    try:
+        import cupy  # noqa: F401
+
+        streamlike.current_stream_providers()  # registers CuPy's provider
+        rows["with streamlike.use(s): pass, CuPy imported"] = interleaved(
+            {"use": "with sl.use(s): pass"}, env, n // 10, args.repeat)["use"]
+    except ImportError:
+        pass
+
+    print(f"providers: {', '.join(providers)} (torch {torch.__version__}, Python {platform.python_version()})")
+    for name, ns in rows.items():
+        print(f"  {name:<58} {ns:9.1f} ns")
+
+    verdicts = []
+    control = py["torch.cuda.current_stream() again"] / py["torch.cuda.current_stream()"]
+    noisy = abs(control - 1) > CONTROL_TOLERANCE
+
+    def judge(name, value, want, ok, python_row):
+        verdict = "ok" if ok else "MISSED"
+        if python_row and noisy and verdict == "MISSED":
+            verdict = "INCONCLUSIVE"
+        verdicts.append({"name": name, "value": value, "want": want, "verdict": verdict})
+        print(f"  {name:<62} {value:9.2f}  (want {want})  {verdict}")
+
+    print("targets:")
+    for where in ("outside any stream block", "inside torch.cuda.stream(s)"):
+        ns = rows[f"C++ current_stream(), {where}"]
+        judge(f"C++ current_stream() ns, {where}", ns, f"<= {CPP_MAX_NS:g}", ns <= CPP_MAX_NS, False)
+        ratio = py["torch.cuda.current_stream().cuda_stream"] / ns
+        judge(f"torch...cuda_stream / C++ current_stream(), {where}", ratio, f">= {CPP_MIN_SPEEDUP:g}",
+              ratio >= CPP_MIN_SPEEDUP, True)
+    ratio = py["torch.cuda.current_stream()"] / py["streamlike.current_stream()"]
+    judge("torch.cuda.current_stream() / streamlike.current_stream()", ratio, f">= {PY_MIN_SPEEDUP:g}",
+          ratio >= PY_MIN_SPEEDUP, True)
+    use_ns = py["with streamlike.use(s): pass"]
+    three = {"streamlike", "torch", "tvm-ffi"} <= set(providers)
+    judge(f"use(s) enter + leave ns ({len(providers)} providers)", use_ns, f"<= {USE_MAX_NS:g}, with tvm-ffi",
+          use_ns <= USE_MAX_NS and three, True)
+    print(f"  control: torch.cuda.current_stream() again / first = {control:.3f} (|control - 1| <= {CONTROL_TOLERANCE})")
+    for m in missing:
+        print(f"  not measured: {m}")
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows, "targets": verdicts, "providers": providers, "control": control,
+                       "missing": missing, "torch": torch.__version__, "python": platform.python_version()}, f,
+                      indent=2)
+    if not args.check:
+        return 0
+    if missing or any(v["verdict"] == "MISSED" for v in verdicts):
+        return 1
+    return 3 if any(v["verdict"] == "INCONCLUSIVE" for v in verdicts) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

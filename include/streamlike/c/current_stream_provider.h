@@ -1,0 +1,87 @@
+/* streamlike/c/current_stream_provider.h: the C interface through which a framework tells
+ * streamlike its current CUDA stream, and lets streamlike set it (docs/current-stream.md).
+ *
+ * Every framework keeps its own current stream per host thread and device (torch, CuPy, tvm-ffi).
+ * A provider is a table of two functions over one of them: get(device) and, optionally,
+ * set(device, stream). streamlike asks every registered provider, in priority order, when
+ * streamlike::current_stream() is called, and sets every one in scoped_current_stream (Python:
+ * `with streamlike.use(s):`). torch and tvm-ffi are built in (looked up in the already-loaded
+ * framework, no link-time dependency); anyone else registers a provider at run time.
+ *
+ * Valid C99 and C++; needs no CUDA header (a stream is a CUstream / cudaStream_t as void*). */
+#ifndef STREAMLIKE_C_CURRENT_STREAM_PROVIDER_H
+#define STREAMLIKE_C_CURRENT_STREAM_PROVIDER_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of streamlike_current_stream_provider a registrant fills in. */
+#define STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION 1
+
+/* What get and set return. */
+/* Done: get wrote the stream; set made it current. */
+#define STREAMLIKE_CURRENT_STREAM_OK 0
+/* The provider cannot answer on this thread now (e.g. it needs the Python GIL and the thread
+ * does not hold it): skipped, not an error. */
+#define STREAMLIKE_CURRENT_STREAM_UNAVAILABLE 1
+/* The framework failed (a bad device, an exception inside it): current_stream() skips the
+ * provider, scoped_current_stream throws naming it. */
+#define STREAMLIKE_CURRENT_STREAM_FAILED 2
+
+/* Priorities of the built-in providers: lower is asked first. A registrant picks its own. */
+#define STREAMLIKE_CURRENT_STREAM_PRIORITY_TORCH 100
+#define STREAMLIKE_CURRENT_STREAM_PRIORITY_TVM_FFI 200
+#define STREAMLIKE_CURRENT_STREAM_PRIORITY_CUPY 300
+/* streamlike's own thread-local: always asked last, so any framework's scope opened inside a
+ * streamlike scope is seen. */
+#define STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE INT32_MAX
+
+typedef struct streamlike_current_stream_provider {
+  uint32_t version; /* STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION */
+  int32_t priority; /* lower is asked first; equal priorities: the earlier registration first */
+  /* Unique among registered providers, e.g. "torch"; copied at registration. */
+  const char* name;
+  /* Passed to get and set; the registrant's. Must stay valid while registered, and after
+   * unregistration until no thread can still be inside get or set (in practice: for the life
+   * of the process, as the framework itself). */
+  void* context;
+  /* Writes the calling thread's current stream on `device` to *stream. Never NULL. Must be
+   * cheap and make no CUDA call that a graph capture forbids (reading a thread-local is the
+   * model). The default streams are written as CUDA writes them: NULL, 0x1 (legacy), 0x2
+   * (per-thread). */
+  int (*get)(void* context, int32_t device, void** stream);
+  /* Makes `stream` the calling thread's current stream on `device`. NULL: a read-only provider
+   * (scoped_current_stream leaves it alone). Same rules as get. */
+  int (*set)(void* context, int32_t device, void* stream);
+  /* Optional (both or neither), for a framework whose current stream is more than a handle (torch
+   * keeps a stream id beside it): enter makes `stream` current on `device` and writes a token that
+   * leave later takes to restore exactly what was current before, and to free the token. A scope
+   * uses them instead of get + set when present. leave is called once per successful enter, on the
+   * same thread, in reverse order of enters. Same rules as get. */
+  int (*enter)(void* context, int32_t device, void* stream, void** token);
+  int (*leave)(void* context, int32_t device, void* token);
+} streamlike_current_stream_provider;
+
+/* Results of register/unregister. */
+#define STREAMLIKE_CURRENT_STREAM_REGISTERED 0
+#define STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER \
+  1                                            /* NULL, no name, no get, an unknown version, or
+                                                    only one of enter and leave */
+#define STREAMLIKE_CURRENT_STREAM_NAME_TAKEN 2 /* a provider of that name is registered */
+#define STREAMLIKE_CURRENT_STREAM_NOT_FOUND 3  /* unregister: no provider of that name */
+
+/* Registers a copy of *provider (its name too). Thread-safe. Exported by libstreamlike; a C
+ * library that does not link streamlike can find it with dlsym(RTLD_DEFAULT, ...). */
+int streamlike_current_stream_register(const streamlike_current_stream_provider* provider);
+/* Removes the provider named `name`. Thread-safe; a thread already inside its get or set
+ * finishes the call (see `context`). */
+int streamlike_current_stream_unregister(const char* name);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* STREAMLIKE_C_CURRENT_STREAM_PROVIDER_H */

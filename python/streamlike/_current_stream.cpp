@@ -1,0 +1,392 @@
+// The current stream in the streamlike package (docs/current-stream.md): current_stream(), use,
+// the provider list and conflicts, the check's switch, CuPy's provider, and the capsule through
+// which other extension modules ask this copy of libstreamlike (streamlike/python/current_stream.hpp).
+//
+// add_current_stream(m) adds them to the _streamlike module; call it after `from_address` is in
+// the module (current_stream() makes its StreamView through it).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+
+#include <streamlike/current_stream.hpp>
+#include <streamlike/current_stream_check.hpp>
+#include <streamlike/current_stream_providers.hpp>
+#include <streamlike/python/current_stream.hpp>
+#include <streamlike/python/detail/translate_exceptions.hpp>
+#include <streamlike/python/nanobind.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace nb = nanobind;
+namespace sd = streamlike::python::detail;
+using streamlike::stream_view;
+
+namespace {
+
+// --- CuPy's provider ---------------------------------------------------------------------------
+// CuPy keeps its current stream per thread and device in Python objects
+// (cupy.cuda.get_current_stream(device_id), Stream.use()), reachable only through Python: the
+// provider needs the GIL, and answers STREAMLIKE_CURRENT_STREAM_UNAVAILABLE on a thread that does
+// not hold it (it never takes the GIL itself, which could deadlock a thread that waits for this
+// one while holding it). Registered by this module once `cupy` is in sys.modules.
+
+struct cupy_functions {
+  PyObject* get_current_stream = nullptr; // cupy.cuda.get_current_stream
+  PyObject* external_stream = nullptr;    // cupy.cuda.ExternalStream
+  PyObject* seen = nullptr; // {(device, ptr): Stream}: the objects get() read, so set() restores the very object
+};
+
+cupy_functions cupy; // strong references, for the life of the process
+std::atomic<bool> cupy_registered{false};
+constexpr Py_ssize_t cupy_seen_limit = 64;
+
+/// Keeps and restores a pending Python exception around a provider's Python calls (the scope's
+/// destructor may run while one propagates).
+class python_error_guard {
+public:
+#if PY_VERSION_HEX >= 0x030C0000
+  python_error_guard() noexcept : raised_(PyErr_GetRaisedException()) {}
+  ~python_error_guard() {
+    PyErr_Clear();
+    PyErr_SetRaisedException(raised_);
+  }
+#else
+  python_error_guard() noexcept { PyErr_Fetch(&type_, &value_, &traceback_); }
+  ~python_error_guard() {
+    PyErr_Clear();
+    PyErr_Restore(type_, value_, traceback_);
+  }
+#endif
+  python_error_guard(const python_error_guard&) = delete;
+  python_error_guard& operator=(const python_error_guard&) = delete;
+
+private:
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* raised_ = nullptr;
+#else
+  PyObject* type_ = nullptr;
+  PyObject* value_ = nullptr;
+  PyObject* traceback_ = nullptr;
+#endif
+};
+
+PyObject* seen_key(int32_t device, void* stream) noexcept {
+  return Py_BuildValue("(iK)", static_cast<int>(device),
+                       static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(stream)));
+}
+
+int cupy_get(void*, int32_t device, void** stream) {
+  if (PyGILState_Check() == 0) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  const python_error_guard keep;
+  sd::owned_object device_obj = sd::owned_object::steal(PyLong_FromLong(device));
+  if (!device_obj) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  sd::owned_object current = sd::owned_object::steal(PyObject_CallOneArg(cupy.get_current_stream, device_obj.get()));
+  if (!current) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  sd::owned_object ptr = sd::owned_object::steal(PyObject_GetAttrString(current.get(), "ptr"));
+  if (!ptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  void* handle = PyLong_AsVoidPtr(ptr.get());
+  if (handle == nullptr && PyErr_Occurred() != nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  *stream = handle;
+  if (PyDict_Size(cupy.seen) >= cupy_seen_limit) PyDict_Clear(cupy.seen);
+  if (sd::owned_object key = sd::owned_object::steal(seen_key(device, handle)))
+    (void)PyDict_SetItem(cupy.seen, key.get(), current.get());
+  return STREAMLIKE_CURRENT_STREAM_OK;
+}
+
+int cupy_set(void*, int32_t device, void* stream) {
+  if (PyGILState_Check() == 0) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  const python_error_guard keep;
+  sd::owned_object key = sd::owned_object::steal(seen_key(device, stream));
+  if (!key) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  sd::owned_object target = sd::owned_object::borrow(PyDict_GetItemWithError(cupy.seen, key.get()));
+  if (!target) {
+    target = sd::owned_object::steal(PyObject_CallFunction(
+        cupy.external_stream, "Ki", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(stream)),
+        static_cast<int>(device)));
+    if (!target) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  }
+  // Stream.use() requires the stream's device (for the default streams: the device it applies
+  // to) to be the current one.
+  int previous = 0;
+  if (cudaGetDevice(&previous) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return STREAMLIKE_CURRENT_STREAM_FAILED;
+  }
+  if (previous != device && cudaSetDevice(device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return STREAMLIKE_CURRENT_STREAM_FAILED;
+  }
+  sd::owned_object done = sd::owned_object::steal(PyObject_CallMethod(target.get(), "use", nullptr));
+  if (previous != device) (void)cudaSetDevice(previous);
+  return done ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
+}
+
+/// Registers CuPy's provider once `cupy` has been imported (never imports it). GIL held.
+void register_cupy_if_loaded() noexcept {
+  if (cupy_registered.load(std::memory_order_acquire)) return;
+  static std::atomic<PyObject*> name_slot{nullptr};
+  PyObject* name = sd::interned(name_slot, "cupy");
+  if (name == nullptr) {
+    PyErr_Clear();
+    return;
+  }
+  if (PyDict_GetItemWithError(PyImport_GetModuleDict(), name) == nullptr) {
+    PyErr_Clear();
+    return;
+  }
+  const python_error_guard keep;
+  sd::owned_object cuda = sd::owned_object::steal(PyImport_ImportModule("cupy.cuda"));
+  if (!cuda) return;
+  cupy.get_current_stream = PyObject_GetAttrString(cuda.get(), "get_current_stream");
+  cupy.external_stream = PyObject_GetAttrString(cuda.get(), "ExternalStream");
+  cupy.seen = PyDict_New();
+  if (cupy.get_current_stream == nullptr || cupy.external_stream == nullptr || cupy.seen == nullptr) return;
+  streamlike_current_stream_provider table{};
+  table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_CUPY;
+  table.name = "cupy";
+  table.get = &cupy_get;
+  table.set = &cupy_set;
+  try {
+    streamlike::register_current_stream_provider(table);
+  } catch (...) {
+    // registered already (by the application under that name): leave it
+  }
+  cupy_registered.store(true, std::memory_order_release);
+}
+
+// --- Arguments and results ---------------------------------------------------------------------
+
+/// `device`: None (the current device) or an int >= 0. Sets a Python exception and returns false
+/// otherwise.
+bool read_device(const char* function, PyObject* arg, int& device) noexcept {
+  if (arg == nullptr || arg == Py_None) {
+    device = streamlike::current_device;
+    return true;
+  }
+  if (!PyLong_Check(arg) || PyBool_Check(arg)) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s: device must be None (the current device) or an int >= 0, got an object of type '%s'", function,
+                 Py_TYPE(arg)->tp_name);
+    return false;
+  }
+  const long value = PyLong_AsLong(arg);
+  if (value < 0 || value > 1 << 20) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "%s: device must be None (the current device) or an int >= 0, got %R", function,
+                 arg);
+    return false;
+  }
+  device = static_cast<int>(value);
+  return true;
+}
+
+PyObject* from_address = nullptr; // streamlike._streamlike.from_address (strong)
+
+/// A StreamView of `stream`, made by the package's from_address.
+PyObject* new_view(stream_view stream) noexcept {
+  if (from_address == nullptr) {
+    sd::owned_object module = sd::owned_object::steal(PyImport_ImportModule("streamlike._streamlike"));
+    if (!module) return nullptr;
+    from_address = PyObject_GetAttrString(module.get(), "from_address");
+    if (from_address == nullptr) return nullptr;
+  }
+  PyObject* address = PyLong_FromVoidPtr(stream.get());
+  if (address == nullptr) return nullptr;
+  PyObject* view = PyObject_CallOneArg(from_address, address);
+  Py_DECREF(address);
+  return view;
+}
+
+/// current_stream(device=None) -> StreamView
+PyObject* py_current_stream(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) noexcept {
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  PyObject* device_arg = nullptr;
+  if (nargs + nkw > 1) {
+    PyErr_Format(PyExc_TypeError, "current_stream() takes at most 1 argument (device), got %zd", nargs + nkw);
+    return nullptr;
+  }
+  if (nargs == 1) device_arg = args[0];
+  if (nkw == 1) {
+    if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "device") != 0) {
+      PyErr_Format(PyExc_TypeError, "current_stream() got an unexpected keyword argument '%U'",
+                   PyTuple_GET_ITEM(kwnames, 0));
+      return nullptr;
+    }
+    device_arg = args[0];
+  }
+  int device = 0;
+  if (!read_device("current_stream", device_arg, device)) return nullptr;
+  register_cupy_if_loaded();
+  std::optional<stream_view> current;
+  try {
+    current = streamlike::current_stream(device);
+  } catch (...) {
+    sd::set_error_from_current_exception();
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  return new_view(*current);
+}
+
+/// The capsule's get: streamlike::current_stream() of this copy (GIL held by the caller).
+int package_get(void*, int32_t device, void** stream) {
+  try {
+    *stream = streamlike::current_stream(device).get();
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  } catch (...) {
+    (void)cudaGetLastError();
+    return STREAMLIKE_CURRENT_STREAM_FAILED;
+  }
+}
+
+// --- use ---------------------------------------------------------------------------------------
+
+/// `with streamlike.use(stream, device=None):` a scoped_current_stream entered and left from
+/// Python, on one thread.
+class use_scope {
+public:
+  use_scope(nb::object stream, std::optional<int> device)
+      : object_(std::move(stream)), view_(read(object_)), device_(device) {
+    if (device_ && *device_ < 0) {
+      throw nb::value_error(
+          ("use: device must be None (the stream's device) or an int >= 0, got " + std::to_string(*device_)).c_str());
+    }
+  }
+
+  use_scope& enter() {
+    if (scope_)
+      throw std::runtime_error("streamlike.use: this block is already entered; make a new use(...) per with-statement");
+    register_cupy_if_loaded();
+    try {
+      scope_ = device_ ? std::make_unique<streamlike::scoped_current_stream>(view_, *device_)
+                       : std::make_unique<streamlike::scoped_current_stream>(view_);
+    } catch (...) {
+      (void)cudaGetLastError();
+      throw;
+    }
+    thread_ = std::this_thread::get_id();
+    return *this;
+  }
+
+  void exit() {
+    if (!scope_) return;
+    if (thread_ != std::this_thread::get_id()) {
+      // Restoring here would change this thread's streams, not those of the thread that entered.
+      (void)scope_.release(); // the entering thread's streams stay set; nothing to do safely
+      throw std::runtime_error("streamlike.use: the block was left on another thread than the one that entered it; "
+                               "that thread's current streams were not restored");
+    }
+    scope_.reset();
+  }
+
+  [[nodiscard]] const nb::object& stream() const noexcept { return object_; }
+  /// For the garbage collector (use_traverse, use_clear): the stream object may refer back to us.
+  [[nodiscard]] nb::object& held() noexcept { return object_; }
+
+  /// The stream of `obj`, as the casters read it (their errors: TypeError naming the type).
+  static stream_view read(const nb::object& obj) {
+    stream_view view = stream_view::legacy_default();
+    // Not decode_view: the current-stream check must not flag the stream a use block is about to
+    // make current.
+    if (sd::report(obj.ptr(), true, sd::read_view(obj.ptr(), view)) != sd::outcome::ok) throw nb::python_error();
+    return view;
+  }
+  [[nodiscard]] std::optional<int> device() const noexcept {
+    return scope_ ? std::optional<int>(scope_->device()) : device_;
+  }
+
+private:
+  nb::object object_; // kept alive while current
+  stream_view view_;
+  std::optional<int> device_;
+  std::unique_ptr<streamlike::scoped_current_stream> scope_;
+  std::thread::id thread_;
+};
+
+// The stream object held by a use block may reach the block again (a cycle through a frame or a
+// module global): the collector sees the reference and can break the cycle.
+int use_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  Py_VISIT(nb::inst_ptr<use_scope>(self)->held().ptr());
+  return 0;
+}
+
+int use_clear(PyObject* self) {
+  if (nb::inst_ready(self)) nb::inst_ptr<use_scope>(self)->held().reset();
+  return 0;
+}
+
+PyType_Slot use_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&use_traverse)},
+                           {Py_tp_clear, reinterpret_cast<void*>(&use_clear)},
+                           {0, nullptr}};
+
+} // namespace
+
+void add_current_stream(nb::module_& m) {
+  static PyMethodDef current_stream_def = {
+      "current_stream", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_current_stream)),
+      METH_FASTCALL | METH_KEYWORDS,
+      "current_stream(device=None) -> StreamView: the calling thread's current stream on `device` (default: the "
+      "current device), as torch, tvm-ffi, CuPy and streamlike.use agree on it (docs/current-stream.md)."};
+  PyObject* function = PyCFunction_NewEx(&current_stream_def, nullptr, m.attr("__name__").ptr());
+  if (function == nullptr) throw nb::python_error();
+  m.attr("current_stream") = nb::steal(function);
+
+  nb::class_<use_scope>(m, "use", nb::type_slots(use_slots),
+                        "with streamlike.use(stream, device=None): makes `stream` (any object with __cuda_stream__) "
+                        "current for this thread on its device in streamlike, torch, tvm-ffi and CuPy, and restores "
+                        "each on exit, also when an exception leaves the block.")
+      .def(nb::init<nb::object, std::optional<int>>(), nb::arg("stream"), nb::arg("device") = nb::none())
+      .def("__enter__", &use_scope::enter, nb::rv_policy::reference)
+      .def(
+          "__exit__", [](use_scope& self, nb::handle, nb::handle, nb::handle) { self.exit(); },
+          nb::arg("exc_type").none(), nb::arg("exc_value").none(), nb::arg("traceback").none())
+      .def_prop_ro("stream", &use_scope::stream, "The stream object given.")
+      .def_prop_ro("device", &use_scope::device, "The device it is (or will be) current on; None: the stream's.");
+  m.attr("use").attr("__module__") = "streamlike";
+
+  m.def(
+      "current_stream_providers",
+      []() {
+        register_cupy_if_loaded();
+        nb::list names;
+        for (const auto& p : streamlike::current_stream_providers()) names.append(nb::str(p.name.c_str()));
+        return names;
+      },
+      "The names of the current-stream providers, in the order current_stream() asks them.");
+  m.def(
+      "current_stream_conflicts",
+      [](nb::handle device_arg) {
+        int device = 0;
+        if (!read_device("current_stream_conflicts", device_arg.ptr(), device)) throw nb::python_error();
+        register_cupy_if_loaded();
+        nb::list out;
+        for (const auto& answer : streamlike::current_stream_conflicts(device)) {
+          PyObject* view = new_view(answer.stream);
+          if (view == nullptr) throw nb::python_error();
+          out.append(nb::make_tuple(nb::str(answer.provider.c_str()), nb::steal(view)));
+        }
+        return out;
+      },
+      nb::arg("device").none() = nb::none(),
+      "[(provider, StreamView)] when the providers' current streams on `device` disagree, the one current_stream() "
+      "returns first; [] when they agree.");
+  m.def(
+      "set_current_stream_check", [](bool on) { streamlike::set_current_stream_check(on); }, nb::arg("on"),
+      "Turns on (or off) the check that reports, once per call site, a stream argument that is not the current "
+      "stream (also: STREAMLIKE_CHECK_CURRENT_STREAM=1).");
+  m.def(
+      "current_stream_check_enabled", []() { return streamlike::current_stream_check_enabled(); },
+      "Whether the current-stream check is on.");
+
+  static const streamlike::python::package_current_stream_api api{1, &package_get};
+  m.attr("_current_stream_api") = nb::capsule(&api, streamlike::python::package_current_stream_capsule);
+}

@@ -1,0 +1,120 @@
+// torch's current stream, through its stable C shim in the already-loaded libtorch_cuda.so
+// (torch/csrc/inductor/aoti_torch/c/shim.h and torch/csrc/stable/c/shim.h):
+//   AOTITorchError aoti_torch_get_current_cuda_stream(int32_t device_index, void** ret_stream);
+//   AOTITorchError torch_set_current_cuda_stream(void* stream, int32_t device_index);
+// (AOTITorchError is int32_t, 0 on success; exceptions inside torch become a nonzero code.) Both
+// are c10::cuda::getCurrentCUDAStream / setCurrentCUDAStream(getStreamFromExternal(...)): a
+// thread-local per device, no CUDA call that a capture forbids. Older torch has only the getter
+// (then the provider is read-only) or an aoti_torch_set_current_cuda_stream of the same shape.
+//
+// torch's current stream is more than a handle: a stream set from a handle becomes an "external"
+// stream whose id is the handle, so a pool stream put back by handle would no longer compare equal
+// to itself (torch.cuda.current_stream() == s). Scopes therefore enter and leave through torch's
+// own guard, which puts back the very stream object:
+//   AOTITorchError aoti_torch_create_cuda_stream_guard(void* stream, int32_t device_index,
+//                                                      CUDAStreamGuardHandle* ret_guard);
+//   AOTITorchError aoti_torch_delete_cuda_stream_guard(CUDAStreamGuardHandle guard);
+// (a c10::cuda::CUDAStreamGuard). The guard also makes the stream's device current for its life,
+// so it is used only where that device is already current; elsewhere enter falls back to get+set.
+#include "current_stream_registry.hpp"
+#include "current_stream_dl_lookup.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <new>
+
+namespace streamlike::detail::providers {
+namespace {
+
+using torch_get_fn = std::int32_t (*)(std::int32_t device_index, void** ret_stream);
+using torch_set_fn = std::int32_t (*)(void* stream, std::int32_t device_index);
+
+using torch_guard_create_fn = std::int32_t (*)(void* stream, std::int32_t device_index, void** ret_guard);
+using torch_guard_delete_fn = std::int32_t (*)(void* guard);
+
+struct torch_functions {
+  torch_get_fn get = nullptr;
+  torch_set_fn set = nullptr;
+  torch_guard_create_fn create_guard = nullptr;
+  torch_guard_delete_fn delete_guard = nullptr;
+};
+
+/// What enter hands to leave: torch's guard, or (another device was current) the previous handle.
+struct torch_token {
+  void* guard;
+  void* previous;
+};
+
+torch_functions torch_found; // written once, under the registry's lock, before publication
+
+int torch_get(void* context, std::int32_t device, void** stream) {
+  const auto* f = static_cast<const torch_functions*>(context);
+  return f->get(device, stream) == 0 ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
+}
+
+int torch_set(void* context, std::int32_t device, void* stream) {
+  const auto* f = static_cast<const torch_functions*>(context);
+  return f->set(stream, device) == 0 ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
+}
+
+int torch_enter(void* context, std::int32_t device, void* stream, void** token) {
+  const auto* f = static_cast<const torch_functions*>(context);
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess) {
+    (void)cudaGetLastError();
+    current = -1;
+  }
+  auto* t = new (std::nothrow) torch_token{nullptr, nullptr};
+  if (t == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  if (current == device) {
+    if (f->create_guard(stream, device, &t->guard) != 0) {
+      delete t;
+      return STREAMLIKE_CURRENT_STREAM_FAILED;
+    }
+  } else if (f->set == nullptr) {
+    delete t;
+    return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE; // cannot set on another device: left alone
+  } else if (f->get(device, &t->previous) != 0 || f->set(stream, device) != 0) {
+    delete t;
+    return STREAMLIKE_CURRENT_STREAM_FAILED;
+  }
+  *token = t;
+  return STREAMLIKE_CURRENT_STREAM_OK;
+}
+
+int torch_leave(void* context, std::int32_t device, void* token) {
+  const auto* f = static_cast<const torch_functions*>(context);
+  auto* t = static_cast<torch_token*>(token);
+  const bool ok = t->guard != nullptr ? f->delete_guard(t->guard) == 0 : f->set(t->previous, device) == 0;
+  delete t;
+  return ok ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
+}
+
+} // namespace
+
+bool find_torch(streamlike_current_stream_provider& out) noexcept {
+  void* lib = loaded_library("libtorch_cuda.so");
+  if (lib == nullptr) return false;
+  torch_found.get = function_in<torch_get_fn>(lib, "aoti_torch_get_current_cuda_stream");
+  if (torch_found.get == nullptr) return false;
+  torch_found.set = function_in<torch_set_fn>(lib, "torch_set_current_cuda_stream");
+  if (torch_found.set == nullptr)
+    torch_found.set = function_in<torch_set_fn>(lib, "aoti_torch_set_current_cuda_stream");
+  torch_found.create_guard = function_in<torch_guard_create_fn>(lib, "aoti_torch_create_cuda_stream_guard");
+  torch_found.delete_guard = function_in<torch_guard_delete_fn>(lib, "aoti_torch_delete_cuda_stream_guard");
+  out = streamlike_current_stream_provider{};
+  out.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  out.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_TORCH;
+  out.name = "torch";
+  out.context = &torch_found;
+  out.get = &torch_get;
+  out.set = torch_found.set != nullptr ? &torch_set : nullptr;
+  if (torch_found.create_guard != nullptr && torch_found.delete_guard != nullptr) {
+    out.enter = &torch_enter;
+    out.leave = &torch_leave;
+  }
+  return true;
+}
+
+} // namespace streamlike::detail::providers

@@ -1,0 +1,57 @@
+// tvm-ffi's current stream, through its C API in the already-loaded libtvm_ffi.so
+// (include/tvm/ffi/extra/c_env_api.h, apache-tvm-ffi 0.1):
+//   TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id);
+//   int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle stream,
+//                          TVMFFIStreamHandle* opt_out_original_stream);
+// TVMFFIStreamHandle is void*; device_type is DLPack's (kDLCUDA = 2). The stream is a thread-local
+// per device in tvm-ffi (NULL until set), no CUDA call.
+#include "current_stream_registry.hpp"
+#include "current_stream_dl_lookup.hpp"
+
+#include <cstdint>
+
+namespace streamlike::detail::providers {
+namespace {
+
+constexpr std::int32_t dl_cuda = 2; // DLDeviceType kDLCUDA
+
+using tvm_get_fn = void* (*)(std::int32_t device_type, std::int32_t device_id);
+using tvm_set_fn = int (*)(std::int32_t device_type, std::int32_t device_id, void* stream, void** original);
+
+struct tvm_functions {
+  tvm_get_fn get = nullptr;
+  tvm_set_fn set = nullptr;
+};
+
+tvm_functions tvm_found; // written once, under the registry's lock, before publication
+
+int tvm_get(void* context, std::int32_t device, void** stream) {
+  *stream = static_cast<const tvm_functions*>(context)->get(dl_cuda, device);
+  return STREAMLIKE_CURRENT_STREAM_OK;
+}
+
+int tvm_set(void* context, std::int32_t device, void* stream) {
+  return static_cast<const tvm_functions*>(context)->set(dl_cuda, device, stream, nullptr) == 0
+             ? STREAMLIKE_CURRENT_STREAM_OK
+             : STREAMLIKE_CURRENT_STREAM_FAILED;
+}
+
+} // namespace
+
+bool find_tvm_ffi(streamlike_current_stream_provider& out) noexcept {
+  void* lib = loaded_library("libtvm_ffi.so");
+  if (lib == nullptr) return false;
+  tvm_found.get = function_in<tvm_get_fn>(lib, "TVMFFIEnvGetStream");
+  tvm_found.set = function_in<tvm_set_fn>(lib, "TVMFFIEnvSetStream");
+  if (tvm_found.get == nullptr) return false;
+  out = streamlike_current_stream_provider{};
+  out.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  out.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_TVM_FFI;
+  out.name = "tvm-ffi";
+  out.context = &tvm_found;
+  out.get = &tvm_get;
+  out.set = tvm_found.set != nullptr ? &tvm_set : nullptr;
+  return true;
+}
+
+} // namespace streamlike::detail::providers

@@ -1,0 +1,418 @@
+// current_stream() and scoped_current_stream with fake providers: no GPU, no framework. Devices
+// are given explicitly (the current device needs a driver) and streams are fake handles, never
+// handed to CUDA.
+#include "host_support.hpp"
+
+#include <streamlike/current_stream.hpp>
+#include <streamlike/current_stream_providers.hpp>
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using host_test::fake_handle;
+using streamlike::stream_view;
+
+constexpr int device = 0;
+
+/// A framework's current stream: one per thread and device, as torch and CuPy keep it.
+struct fake_framework {
+  static constexpr std::size_t devices = 4;
+  static thread_local std::array<void*, devices> current;
+  static thread_local int sets; // how many times set was called on this thread
+  static thread_local bool fail_set;
+  static thread_local bool unavailable;
+
+  static int get(void*, int32_t dev, void** stream) {
+    if (unavailable) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+    *stream = current.at(static_cast<std::size_t>(dev));
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+  static int set(void*, int32_t dev, void* stream) {
+    if (unavailable) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+    if (fail_set) return STREAMLIKE_CURRENT_STREAM_FAILED;
+    ++sets;
+    current.at(static_cast<std::size_t>(dev)) = stream;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+};
+thread_local std::array<void*, fake_framework::devices> fake_framework::current{};
+thread_local int fake_framework::sets = 0;
+thread_local bool fake_framework::fail_set = false;
+thread_local bool fake_framework::unavailable = false;
+
+/// A second framework, so that two can disagree.
+struct other_framework {
+  static thread_local void* current;
+  static int get(void*, int32_t, void** stream) {
+    *stream = current;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+  static int set(void*, int32_t, void* stream) {
+    current = stream;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+};
+thread_local void* other_framework::current = nullptr;
+
+/// A framework whose current stream is more than a handle: enter saves a token, leave restores it.
+struct token_framework {
+  struct token {
+    void* previous;
+    int serial;
+  };
+  static thread_local void* current;
+  static thread_local int enters;
+  static thread_local int leaves;
+  static int get(void*, int32_t, void** stream) {
+    *stream = current;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+  static int enter(void*, int32_t, void* stream, void** out) {
+    *out = new token{current, ++enters};
+    current = stream;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+  static int leave(void*, int32_t, void* t) {
+    auto* saved = static_cast<token*>(t);
+    current = saved->previous;
+    ++leaves;
+    delete saved;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+};
+thread_local void* token_framework::current = nullptr;
+thread_local int token_framework::enters = 0;
+thread_local int token_framework::leaves = 0;
+
+streamlike_current_stream_provider table(const char* name, int32_t priority, decltype(&fake_framework::get) get,
+                                         decltype(&fake_framework::set) set) {
+  streamlike_current_stream_provider p{};
+  p.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  p.priority = priority;
+  p.name = name;
+  p.get = get;
+  p.set = set;
+  return p;
+}
+
+/// Registers a provider for a test case's duration.
+struct registered {
+  std::string name;
+  explicit registered(const streamlike_current_stream_provider& p) : name(p.name) {
+    streamlike::register_current_stream_provider(p);
+  }
+  registered(const registered&) = delete;
+  registered& operator=(const registered&) = delete;
+  ~registered() { (void)streamlike::unregister_current_stream_provider(name); }
+};
+
+void reset_fakes() {
+  fake_framework::current = {};
+  fake_framework::sets = 0;
+  fake_framework::fail_set = false;
+  fake_framework::unavailable = false;
+  other_framework::current = nullptr;
+}
+
+std::vector<std::string> provider_names() {
+  std::vector<std::string> names;
+  for (const auto& p : streamlike::current_stream_providers()) names.push_back(p.name);
+  return names;
+}
+
+const stream_view s1{fake_handle(0x1000)};
+const stream_view s2{fake_handle(0x2000)};
+const stream_view s3{fake_handle(0x3000)};
+
+} // namespace
+
+TEST_CASE("without any framework, streamlike's own provider is the only one and the current stream is 0") {
+  reset_fakes();
+  const auto providers = streamlike::current_stream_providers();
+  REQUIRE(providers.size() == 1);
+  CHECK(providers[0].name == "streamlike");
+  CHECK(providers[0].priority == STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE);
+  CHECK(providers[0].can_set);
+  CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
+  CHECK(streamlike::current_stream_conflicts(device).empty());
+}
+
+TEST_CASE("a scope makes its stream current on its device only, and restores it on exit") {
+  reset_fakes();
+  {
+    const streamlike::scoped_current_stream guard{s1, device};
+    CHECK(guard.stream() == s1);
+    CHECK(guard.device() == device);
+    CHECK(streamlike::current_stream(device) == s1);
+    CHECK(streamlike::current_stream(1) == stream_view{cudaStream_t{}}); // another device: untouched
+    {
+      const streamlike::scoped_current_stream inner{s2, device};
+      CHECK(streamlike::current_stream(device) == s2);
+    }
+    CHECK(streamlike::current_stream(device) == s1);
+  }
+  CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
+}
+
+TEST_CASE("a scope accepts any stream_like object") {
+  reset_fakes();
+  const cudaStream_t raw = fake_handle(0x4000);
+  const cuda::stream_ref ref{fake_handle(0x5000)};
+  {
+    const streamlike::scoped_current_stream guard{raw, device};
+    CHECK(streamlike::current_stream(device) == stream_view{raw});
+  }
+  {
+    const streamlike::scoped_current_stream guard{ref, device};
+    CHECK(streamlike::current_stream(device) == stream_view{ref});
+  }
+}
+
+TEST_CASE("a scope sets every provider that can set, and restores each, also when an exception leaves it") {
+  reset_fakes();
+  const registered fake{table("fake", 50, &fake_framework::get, &fake_framework::set)};
+  fake_framework::current[device] = s3.get(); // the framework had its own stream before
+  CHECK(streamlike::current_stream(device) == s3);
+  try {
+    const streamlike::scoped_current_stream guard{s1, device};
+    CHECK(fake_framework::current[device] == s1.get());
+    CHECK(streamlike::current_stream(device) == s1);
+    throw std::runtime_error("leaves the scope");
+  } catch (const std::runtime_error&) {
+  }
+  CHECK(fake_framework::current[device] == s3.get());
+  CHECK(streamlike::current_stream(device) == s3);
+}
+
+TEST_CASE("a read-only provider is asked but never set") {
+  reset_fakes();
+  const registered fake{table("read-only", 50, &fake_framework::get, nullptr)};
+  const auto providers = streamlike::current_stream_providers();
+  REQUIRE(providers.size() == 2);
+  CHECK(providers[0].name == "read-only");
+  CHECK_FALSE(providers[0].can_set);
+  {
+    const streamlike::scoped_current_stream guard{s1, device};
+    CHECK(fake_framework::sets == 0);
+    CHECK(fake_framework::current[device] == nullptr);
+    // The framework names its default stream, streamlike's own names s1: s1 answers.
+    CHECK(streamlike::current_stream(device) == s1);
+  }
+}
+
+TEST_CASE("the rule: in priority order, the first provider naming a non-default stream answers") {
+  reset_fakes();
+  const registered first{table("first", 10, &fake_framework::get, &fake_framework::set)};
+  const registered second{table("second", 20, &other_framework::get, &other_framework::set)};
+  CHECK(provider_names() == std::vector<std::string>{"first", "second", "streamlike"});
+
+  SUBCASE("everyone on a default stream: the first answer (0)") {
+    CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
+  }
+  SUBCASE("only the lower-priority framework names a stream: it answers") {
+    other_framework::current = s2.get();
+    CHECK(streamlike::current_stream(device) == s2);
+  }
+  SUBCASE("both name one: the higher priority answers") {
+    other_framework::current = s2.get();
+    fake_framework::current[device] = s1.get();
+    CHECK(streamlike::current_stream(device) == s1);
+  }
+  SUBCASE("a framework's scope opened inside a streamlike scope answers (streamlike's own is asked last)") {
+    const streamlike::scoped_current_stream guard{s1, device};
+    CHECK(streamlike::current_stream(device) == s1);
+    other_framework::current = s2.get();             // "with other.stream(s2):" inside
+    CHECK(streamlike::current_stream(device) == s1); // `first` still names s1, and ranks higher
+    fake_framework::current[device] = s3.get();
+    CHECK(streamlike::current_stream(device) == s3);
+  }
+  SUBCASE("a provider that cannot answer on this thread is skipped") {
+    fake_framework::unavailable = true;
+    other_framework::current = s2.get();
+    CHECK(streamlike::current_stream(device) == s2);
+    const streamlike::scoped_current_stream guard{s1, device}; // and not set, without an error
+    CHECK(other_framework::current == s1.get());
+    fake_framework::unavailable = false;
+    CHECK(fake_framework::current[device] == nullptr);
+  }
+}
+
+TEST_CASE("a provider that fails to set: the scope throws naming it, and the ones already set are restored") {
+  reset_fakes();
+  const registered first{table("first", 10, &other_framework::get, &other_framework::set)};
+  const registered failing{table("failing", 20, &fake_framework::get, &fake_framework::set)};
+  other_framework::current = s3.get();
+  fake_framework::fail_set = true;
+  const auto e = host_test::thrown<streamlike::error>([] {
+    const streamlike::scoped_current_stream guard{s1, device};
+  });
+  REQUIRE(e.has_value());
+  CHECK_MESSAGE(host_test::contains(e->what(), "'failing'"), e->what());
+  CHECK_MESSAGE(host_test::contains(e->what(), "scoped_current_stream"), e->what());
+  CHECK(other_framework::current == s3.get());
+  CHECK(streamlike::current_stream(device) == s3);
+}
+
+TEST_CASE("current_stream_conflicts lists every answer when providers disagree, the chosen one first") {
+  reset_fakes();
+  const registered first{table("first", 10, &fake_framework::get, &fake_framework::set)};
+  const registered second{table("second", 20, &other_framework::get, &other_framework::set)};
+  CHECK(streamlike::current_stream_conflicts(device).empty());
+  {
+    const streamlike::scoped_current_stream guard{s1, device};
+    CHECK(streamlike::current_stream_conflicts(device).empty()); // all three agree on s1
+    other_framework::current = s2.get();
+    const auto conflicts = streamlike::current_stream_conflicts(device);
+    REQUIRE(conflicts.size() == 3);
+    CHECK(conflicts[0].provider == "first");
+    CHECK(conflicts[0].stream == s1);
+    CHECK(conflicts[1].provider == "second");
+    CHECK(conflicts[1].stream == s2);
+    CHECK(conflicts[2].provider == "streamlike");
+    CHECK(conflicts[2].stream == s1);
+  }
+  other_framework::current = s2.get(); // only `second` names a stream: it answers, listed first
+  const auto conflicts = streamlike::current_stream_conflicts(device);
+  REQUIRE(conflicts.size() == 3);
+  CHECK(conflicts[0].provider == "second");
+  CHECK(conflicts[0].stream == s2);
+}
+
+TEST_CASE("each thread has its own current stream") {
+  reset_fakes();
+  const registered fake{table("fake", 50, &fake_framework::get, &fake_framework::set)};
+  const streamlike::scoped_current_stream guard{s1, device};
+  stream_view seen_before{cudaStream_t{}};
+  stream_view seen_inside{cudaStream_t{}};
+  stream_view seen_after{fake_handle(0xdead)};
+  void* framework_before = fake_handle(0xdead);
+  std::thread other([&] {
+    seen_before = streamlike::current_stream(device);
+    framework_before = fake_framework::current[device];
+    {
+      const streamlike::scoped_current_stream inner{s2, device};
+      seen_inside = streamlike::current_stream(device);
+    }
+    seen_after = streamlike::current_stream(device);
+  });
+  other.join();
+  CHECK(seen_before == stream_view{cudaStream_t{}}); // the scope on this thread is not seen there
+  CHECK(framework_before == nullptr);
+  CHECK(seen_inside == s2);
+  CHECK(seen_after == stream_view{cudaStream_t{}});
+  CHECK(streamlike::current_stream(device) == s1); // and its scope is not seen here
+  CHECK(fake_framework::current[device] == s1.get());
+}
+
+TEST_CASE("registration refuses bad providers by name, and a name twice") {
+  reset_fakes();
+  auto good = table("good", 10, &fake_framework::get, &fake_framework::set);
+  auto no_get = good;
+  no_get.get = nullptr;
+  auto no_name = good;
+  no_name.name = "";
+  auto bad_version = good;
+  bad_version.version = 99;
+  const auto no_get_error =
+      host_test::thrown<std::invalid_argument>([&] { streamlike::register_current_stream_provider(no_get); });
+  REQUIRE(no_get_error.has_value());
+  CHECK_MESSAGE(host_test::contains(no_get_error->what(), "no get function"), no_get_error->what());
+  const auto no_name_error =
+      host_test::thrown<std::invalid_argument>([&] { streamlike::register_current_stream_provider(no_name); });
+  REQUIRE(no_name_error.has_value());
+  CHECK_MESSAGE(host_test::contains(no_name_error->what(), "no name"), no_name_error->what());
+  const auto version_error =
+      host_test::thrown<std::invalid_argument>([&] { streamlike::register_current_stream_provider(bad_version); });
+  REQUIRE(version_error.has_value());
+  CHECK_MESSAGE(host_test::contains(version_error->what(), "version 99"), version_error->what());
+
+  const registered once{good};
+  const auto twice =
+      host_test::thrown<std::invalid_argument>([&] { streamlike::register_current_stream_provider(good); });
+  REQUIRE(twice.has_value());
+  CHECK_MESSAGE(host_test::contains(twice->what(), "'good' is already registered"), twice->what());
+  CHECK(provider_names() == std::vector<std::string>{"good", "streamlike"});
+
+  CHECK_FALSE(streamlike::unregister_current_stream_provider("never-registered"));
+  CHECK_THROWS_AS((void)streamlike::unregister_current_stream_provider("streamlike"), std::invalid_argument);
+}
+
+TEST_CASE("the C functions register and unregister with result codes") {
+  reset_fakes();
+  const auto good = table("from-c", 10, &fake_framework::get, &fake_framework::set);
+  CHECK(streamlike_current_stream_register(nullptr) == STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER);
+  CHECK(streamlike_current_stream_register(&good) == STREAMLIKE_CURRENT_STREAM_REGISTERED);
+  CHECK(streamlike_current_stream_register(&good) == STREAMLIKE_CURRENT_STREAM_NAME_TAKEN);
+  fake_framework::current[device] = s2.get();
+  CHECK(streamlike::current_stream(device) == s2);
+  CHECK(streamlike_current_stream_unregister("from-c") == STREAMLIKE_CURRENT_STREAM_REGISTERED);
+  CHECK(streamlike_current_stream_unregister("from-c") == STREAMLIKE_CURRENT_STREAM_NOT_FOUND);
+  CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
+}
+
+TEST_CASE("a provider unregistered while a scope is open is not restored into") {
+  reset_fakes();
+  auto fake = table("leaving", 10, &fake_framework::get, &fake_framework::set);
+  streamlike::register_current_stream_provider(fake);
+  {
+    const streamlike::scoped_current_stream guard{s1, device};
+    CHECK(fake_framework::sets == 1);
+    CHECK(streamlike::unregister_current_stream_provider("leaving"));
+  }
+  CHECK(fake_framework::sets == 1); // not called again on exit
+  CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
+}
+
+TEST_CASE("a device below -1 is refused by name") {
+  const auto e = host_test::thrown<std::invalid_argument>([] { (void)streamlike::current_stream(-2); });
+  REQUIRE(e.has_value());
+  CHECK_MESSAGE(host_test::contains(e->what(), "current_stream: device must be"), e->what());
+  CHECK_MESSAGE(host_test::contains(e->what(), "got -2"), e->what());
+}
+
+TEST_CASE("without a GPU, the current device cannot be read: streamlike::error names the call") {
+  if (host_test::device_present()) return;
+  host_test::check_no_device_error(host_test::thrown<streamlike::error>([] { (void)streamlike::current_stream(); }),
+                                   "current_stream: cudaGetDevice");
+}
+
+TEST_CASE("a provider with enter and leave is entered and left instead of get and set, exceptions too") {
+  reset_fakes();
+  auto p = table("token", 10, &token_framework::get, nullptr);
+  p.enter = &token_framework::enter;
+  p.leave = &token_framework::leave;
+  const registered token{p};
+  CHECK(streamlike::current_stream_providers()[0].can_set);
+  token_framework::current = s3.get();
+  try {
+    const streamlike::scoped_current_stream outer{s1, device};
+    CHECK(token_framework::current == s1.get());
+    {
+      const streamlike::scoped_current_stream inner{s2, device};
+      CHECK(token_framework::current == s2.get());
+      CHECK(streamlike::current_stream(device) == s2);
+    }
+    CHECK(token_framework::current == s1.get());
+    throw std::runtime_error("leaves the scope");
+  } catch (const std::runtime_error&) {
+  }
+  CHECK(token_framework::current == s3.get());
+  CHECK(token_framework::enters == 2);
+  CHECK(token_framework::leaves == 2);
+}
+
+TEST_CASE("a provider with only one of enter and leave is refused by name") {
+  auto p = table("half", 10, &token_framework::get, nullptr);
+  p.enter = &token_framework::enter;
+  const auto e = host_test::thrown<std::invalid_argument>([&] { streamlike::register_current_stream_provider(p); });
+  REQUIRE(e.has_value());
+  CHECK_MESSAGE(host_test::contains(e->what(), "only one of enter and leave"), e->what());
+}

@@ -1,0 +1,227 @@
+"""One current stream across frameworks, with a GPU: `streamlike.use` sets torch's, CuPy's and
+tvm-ffi's current streams and restores each (also after an exception, and only on its own thread),
+current_stream() under torch.cuda.graph is the capturing stream, a CuPy-based op called under
+streamlike.use runs on the stream torch code meant (the shape of sglang#36572), and a bound C++
+function defaults to the current stream. Each test skips without a GPU or its framework."""
+import ctypes
+import importlib
+import importlib.util
+import os
+import sys
+import threading
+
+import pytest
+
+N = 1 << 22
+SLEEP_CYCLES = 200_000_000  # torch.cuda._sleep: about 0.1 s on an H200, holding a stream
+
+
+def _driver_problem():
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        return f"no CUDA driver ({e})"
+    if cuda.cuInit(0) != 0:
+        return "the CUDA driver has no usable device (cuInit failed)"
+    count = ctypes.c_int(0)
+    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return "no CUDA device"
+    return None
+
+
+if _driver_problem() is not None:
+    pytest.skip(_driver_problem(), allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def sl(streamlike):
+    if not hasattr(streamlike, "use"):
+        pytest.fail("the package lacks streamlike.use (add_current_stream(m) and _use.py are not wired in)")
+    return streamlike
+
+
+@pytest.fixture(scope="module")
+def torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no GPU")
+    return torch
+
+
+@pytest.fixture(scope="module")
+def cupy():
+    cupy = pytest.importorskip("cupy")
+    try:
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # noqa: BLE001 - any CuPy failure means no usable GPU for it
+        pytest.skip(f"CuPy sees no GPU: {e}")
+    return cupy
+
+
+def handle(view):
+    return view.__cuda_stream__()[1]
+
+
+def tvm_stream(tvm_ffi, device):
+    return tvm_ffi.get_raw_stream(tvm_ffi.device("cuda", device))
+
+
+def test_use_of_a_cupy_stream_sets_torch_cupy_and_tvm_ffi_and_restores_each(sl, torch, cupy):
+    tvm_ffi = importlib.import_module("tvm_ffi") if importlib.util.find_spec("tvm_ffi") else None
+    dev = torch.cuda.current_device()
+    names = sl.current_stream_providers()
+    assert names[0] == "torch" and "cupy" in names and names[-1] == "streamlike", names
+    if tvm_ffi is not None:
+        assert "tvm-ffi" in names, names
+    s = cupy.cuda.Stream(non_blocking=True)
+    torch_before = torch.cuda.current_stream().cuda_stream
+    cupy_before = cupy.cuda.get_current_stream()
+    tvm_before = tvm_stream(tvm_ffi, dev) if tvm_ffi else None
+    for raise_inside in (False, True):
+        try:
+            with sl.use(s):
+                assert torch.cuda.current_stream().cuda_stream == s.ptr
+                assert cupy.cuda.get_current_stream().ptr == s.ptr
+                if tvm_ffi:
+                    assert tvm_stream(tvm_ffi, dev) == s.ptr
+                assert handle(sl.current_stream()) == s.ptr
+                assert sl.current_stream_conflicts() == []
+                if raise_inside:
+                    raise KeyError("leaves the block")
+        except KeyError:
+            assert raise_inside
+        assert torch.cuda.current_stream().cuda_stream == torch_before
+        assert cupy.cuda.get_current_stream() is cupy_before  # the very object, not a copy
+        if tvm_ffi:
+            assert tvm_stream(tvm_ffi, dev) == tvm_before
+
+
+def test_leaving_use_puts_back_torchs_very_stream(sl, torch):
+    # torch's current stream is a stream id beside the handle; use enters and leaves through torch's
+    # own guard, so the pool stream that was current compares equal to it again afterwards.
+    s = torch.cuda.Stream()
+    x = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        with sl.use(x):
+            assert torch.cuda.current_stream().cuda_stream == x.cuda_stream
+        assert torch.cuda.current_stream() == s
+    assert torch.cuda.current_stream() == torch.cuda.default_stream()
+
+
+def test_use_on_one_thread_leaves_other_threads_alone(sl, torch, cupy):
+    s = torch.cuda.Stream()
+    inside = threading.Event()
+    release = threading.Event()
+    seen = {}
+
+    def other():
+        inside.wait()
+        seen["torch"] = torch.cuda.current_stream().cuda_stream
+        seen["cupy"] = cupy.cuda.get_current_stream().ptr
+        seen["streamlike"] = handle(sl.current_stream())
+        release.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    with sl.use(s):
+        inside.set()
+        release.wait()
+    t.join()
+    assert s.cuda_stream not in seen.values(), seen
+
+
+def test_under_torch_graph_current_stream_is_the_capturing_stream(sl, torch):
+    x = torch.zeros(1024, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    seen = {}
+    with torch.cuda.graph(g):
+        seen["capturing"] = torch.cuda.current_stream().cuda_stream
+        seen["current"] = handle(sl.current_stream())
+        with sl.use(sl.current_stream()):  # setting it under capture does not touch the stream
+            x.add_(1)
+    assert seen["current"] == seen["capturing"]
+    g.replay()  # the capture stayed valid
+    torch.cuda.synchronize()
+    assert x[0].item() == 1.0
+
+
+def cupy_view(cupy, tensor):
+    """A CuPy array over a torch tensor's memory, made without any synchronization (cupy.asarray
+    would synchronize with the stream of the tensor's __cuda_array_interface__, and DLPack would
+    order the streams: either would hide which stream the CuPy op runs on)."""
+    memory = cupy.cuda.UnownedMemory(tensor.data_ptr(), tensor.numel() * tensor.element_size(), tensor)
+    return cupy.ndarray(tuple(tensor.shape), dtype=cupy.uint8, memptr=cupy.cuda.MemoryPointer(memory, 0))
+
+
+def _cupy_op_after_held_torch_work(torch, cupy, s, scope):
+    """The shape of sglang#36572: torch code holds `s` (a long sleep) and queues buf.fill_(1) on it,
+    then a CuPy-based op writes 2 into buf on CuPy's current stream. Returns the value left."""
+    buf = torch.zeros(N, dtype=torch.uint8, device="cuda")
+    torch.cuda.synchronize()
+    with scope(s):
+        torch.cuda._sleep(SLEEP_CYCLES)
+        buf.fill_(1)
+        cupy_view(cupy, buf).fill(2)  # a library written with CuPy: no stream argument, no wrapper
+    torch.cuda.synchronize()
+    values = buf.unique().tolist()
+    assert len(values) == 1, values
+    return values[0]
+
+
+def test_a_cupy_op_under_use_runs_on_torchs_stream(sl, torch, cupy):
+    s = torch.cuda.Stream()
+    assert _cupy_op_after_held_torch_work(torch, cupy, s, sl.use) == 2
+
+
+def test_a_cupy_op_under_torch_stream_alone_runs_elsewhere(torch, cupy):
+    # The control: torch.cuda.stream sets torch's stream only; CuPy's op runs on its own stream,
+    # before the held work, and the 1 queued behind the sleep overwrites its 2.
+    s = torch.cuda.Stream()
+    assert _cupy_op_after_held_torch_work(torch, cupy, s, torch.cuda.stream) == 1
+
+
+@pytest.fixture(scope="module")
+def current_module(sl):
+    where = os.environ.get("STREAMLIKE_BRIDGE_MODULES_DIR")
+    if not where or not os.path.isdir(where):
+        pytest.skip("the python suite's test modules were not built")
+    if where not in sys.path:
+        sys.path.append(where)
+    return importlib.import_module("streamlike_current_nb_test")
+
+
+def test_a_bound_function_defaults_to_the_stream_of_use(sl, torch, cupy, current_module):
+    s = cupy.cuda.Stream(non_blocking=True)
+    buf = torch.zeros(16, dtype=torch.uint8, device="cuda")
+    with sl.use(s):
+        assert current_module.memset_on(buf.data_ptr(), 16, 1) == s.ptr
+        assert current_module.memset_on(buf.data_ptr(), 16, 1, stream=sl.CURRENT) == s.ptr
+        assert current_module.memset_on_current(buf.data_ptr(), 16, 1) == s.ptr
+    s.synchronize()
+
+
+def test_a_bound_function_sees_a_cupy_stream_through_the_package(sl, cupy, current_module):
+    # CuPy's current stream only the package can read (its provider needs Python): the module's
+    # stream_or_current asks the package when its own copy names no stream.
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        assert current_module.stream_arg() == (s.ptr, True)
+
+
+def test_the_check_flags_a_stream_other_than_the_current_one(sl, torch, current_module, capfd):
+    s = torch.cuda.Stream()
+    other = torch.cuda.Stream()
+    buf = torch.zeros(16, dtype=torch.uint8, device="cuda")
+    sl.set_current_stream_check(True)
+    current_module.set_check(True)  # the module's own copy of libstreamlike
+    try:
+        with sl.use(s):
+            current_module.memset_on(buf.data_ptr(), 16, 1, stream=s)
+            assert "not the current stream" not in capfd.readouterr().err
+            current_module.memset_on(buf.data_ptr(), 16, 1, stream=other)
+        torch.cuda.synchronize()
+    finally:
+        sl.set_current_stream_check(False)
+        current_module.set_check(False)
+    err = capfd.readouterr().err
+    assert err.count("not the current stream") == 1, err

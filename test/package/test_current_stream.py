@@ -1,0 +1,144 @@
+"""streamlike.current_stream, streamlike.use and streamlike.CURRENT without a GPU: fake protocol
+objects, an explicit device (the current device cannot be read without a driver), no framework
+loaded (streamlike's own provider alone)."""
+import pickle
+import threading
+
+import pytest
+
+
+class FakeStream:
+    def __init__(self, address):
+        self.address = address
+
+    def __cuda_stream__(self):
+        return (0, self.address)
+
+
+@pytest.fixture
+def sl(streamlike):
+    if not hasattr(streamlike, "use"):
+        pytest.fail("the package lacks streamlike.use: python/streamlike/_current_stream.cpp is not built into "
+                    "_streamlike (add_current_stream(m)) or _use.py is not imported by __init__.py")
+    return streamlike
+
+
+def handle(view):
+    return view.__cuda_stream__()[1]
+
+
+def test_without_a_scope_the_current_stream_is_the_default_one(sl):
+    assert sl.current_stream_providers()[-1] == "streamlike"
+    view = sl.current_stream(0)
+    assert isinstance(view, sl.StreamView)
+    assert handle(view) in (0, 1)  # the legacy default stream
+    assert sl.current_stream(device=0) == view
+
+
+def test_use_makes_a_stream_current_and_restores_it(sl):
+    before = handle(sl.current_stream(0))
+    with sl.use(FakeStream(0x1000), device=0) as block:
+        assert handle(sl.current_stream(0)) == 0x1000
+        assert block.device == 0
+        with sl.use(FakeStream(0x2000), device=0):
+            assert handle(sl.current_stream(0)) == 0x2000
+        assert handle(sl.current_stream(0)) == 0x1000
+        assert handle(sl.current_stream(1)) == before  # another device: untouched
+    assert handle(sl.current_stream(0)) == before
+
+
+def test_use_restores_when_an_exception_leaves_the_block(sl):
+    before = handle(sl.current_stream(0))
+    with pytest.raises(KeyError):
+        with sl.use(FakeStream(0x3000), device=0):
+            raise KeyError("leaves")
+    assert handle(sl.current_stream(0)) == before
+
+
+def test_another_thread_does_not_see_this_threads_block(sl):
+    seen = []
+    with sl.use(FakeStream(0x4000), device=0):
+        t = threading.Thread(target=lambda: seen.append(handle(sl.current_stream(0))))
+        t.start()
+        t.join()
+        assert handle(sl.current_stream(0)) == 0x4000
+    assert seen and seen[0] != 0x4000
+
+
+def test_a_block_is_entered_once(sl):
+    block = sl.use(FakeStream(0x5000), device=0)
+    with block:
+        with pytest.raises(RuntimeError, match="already entered"):
+            block.__enter__()
+
+
+def test_bad_arguments_are_refused_by_name(sl):
+    with pytest.raises(TypeError, match="__cuda_stream__"):
+        sl.use(7)
+    with pytest.raises(ValueError, match="device must be"):
+        sl.use(FakeStream(0x6000), device=-1)
+    with pytest.raises(TypeError, match="device must be None"):
+        sl.current_stream("cuda")
+    with pytest.raises(ValueError, match="device must be None"):
+        sl.current_stream(-3)
+    with pytest.raises(TypeError, match="at most 1 argument"):
+        sl.current_stream(0, 1)
+
+
+def test_conflicts_are_empty_when_one_provider_answers(sl):
+    assert sl.current_stream_conflicts(0) == []
+    with sl.use(FakeStream(0x7000), device=0):
+        assert sl.current_stream_conflicts(0) == []
+
+
+def test_current_is_one_object_that_pickles_to_itself(sl):
+    assert repr(sl.CURRENT) == "streamlike.CURRENT"
+    assert pickle.loads(pickle.dumps(sl.CURRENT)) is sl.CURRENT
+    assert type(sl.CURRENT).__streamlike_current_stream__ is True
+
+
+def test_the_check_is_switched_from_python(sl):
+    assert not sl.current_stream_check_enabled()
+    sl.set_current_stream_check(True)
+    try:
+        assert sl.current_stream_check_enabled()
+    finally:
+        sl.set_current_stream_check(False)
+    assert not sl.current_stream_check_enabled()
+
+
+@pytest.fixture
+def current_module(sl):
+    import importlib
+    import os
+    import sys
+
+    where = os.environ.get("STREAMLIKE_BRIDGE_MODULES_DIR")
+    if not where or not os.path.isdir(where):
+        pytest.skip("the python suite's test modules were not built")
+    if where not in sys.path:
+        sys.path.append(where)
+    return importlib.import_module("streamlike_current_nb_test")
+
+
+def test_a_module_sees_use_blocks_through_the_package(sl, current_module):
+    # The module has its own copy of libstreamlike and no framework is loaded: its stream_or_current
+    # parameter asks the package when its own copy names no stream. It asks on the current device.
+    try:
+        current_module.current_address(-1)
+    except RuntimeError:
+        pytest.skip("reading the current device needs a CUDA driver")
+    with sl.use(FakeStream(0x8000), device=0):  # device 0: current in a process that chose none
+        assert current_module.stream_arg(sl.CURRENT) == (0x8000, True)
+        assert current_module.stream_arg() == (0x8000, True)
+
+
+def test_a_linked_module_sees_use_blocks_in_its_own_cpp_calls(sl, current_module):
+    assert current_module.link_package()
+    assert current_module.link_package()  # twice: still one provider
+    names = current_module.providers()
+    assert names.count("streamlike-package") == 1 and names[-2:] == ["streamlike-package", "streamlike"], names
+    assert current_module.current_address(0) == 0
+    with sl.use(FakeStream(0x9000), device=0):
+        assert current_module.current_address(0) == 0x9000
+    assert current_module.current_address(0) == 0

@@ -1,0 +1,122 @@
+// The C++ side of the current-stream tests from Python: functions over streamlike::current_stream()
+// of this module's own copy of libstreamlike and over the stream_or_current parameter, bound by
+// both test modules (current_stream_nb_module.cpp, current_stream_pb_module.cpp) under the same names.
+#ifndef STREAMLIKE_TEST_PYTHON_CURRENT_STREAM_FUNCTIONS_HPP
+#define STREAMLIKE_TEST_PYTHON_CURRENT_STREAM_FUNCTIONS_HPP
+
+#include <streamlike/current_stream.hpp>
+#include <streamlike/current_stream_check.hpp>
+#include <streamlike/current_stream_providers.hpp>
+#include <streamlike/error.hpp>
+#include <streamlike/python/current_stream.hpp>
+#include <streamlike/stream_view.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace current_test {
+
+using streamlike::stream_view;
+using streamlike::python::stream_or_current;
+
+inline std::uintptr_t address_of(stream_view s) noexcept { return reinterpret_cast<std::uintptr_t>(s.get()); }
+
+/// streamlike::current_stream(device) of this module, as an address (-1: the current device).
+inline std::uintptr_t current_address(int device) { return address_of(streamlike::current_stream(device)); }
+
+/// The providers this module's copy asks, in order.
+inline std::vector<std::string> providers() {
+  std::vector<std::string> names;
+  for (const auto& p : streamlike::current_stream_providers()) names.push_back(p.name);
+  return names;
+}
+
+/// [(provider, address)] when they disagree (current_stream_conflicts).
+inline std::vector<std::pair<std::string, std::uintptr_t>> conflicts(int device) {
+  std::vector<std::pair<std::string, std::uintptr_t>> out;
+  for (const auto& a : streamlike::current_stream_conflicts(device)) out.emplace_back(a.provider, address_of(a.stream));
+  return out;
+}
+
+/// What a stream_or_current parameter received: (address, whether it was the current stream).
+inline std::pair<std::uintptr_t, bool> stream_arg(stream_or_current s) { return {address_of(s.view), s.was_current}; }
+
+/// A library function that launches on the caller's current stream without being told it: writes
+/// `value` into `nbytes` bytes at `address` with cudaMemsetAsync on streamlike::current_stream().
+inline std::uintptr_t memset_on_current(std::uintptr_t address, std::size_t nbytes, int value) {
+  const stream_view s = streamlike::current_stream();
+  streamlike::detail::throw_if_error(
+      cudaMemsetAsync(reinterpret_cast<void*>(address), value, nbytes, s.get()), // NOLINT(performance-no-int-to-ptr)
+      "memset_on_current: cudaMemsetAsync");
+  return address_of(s);
+}
+
+/// The same on a stream argument that defaults to the current stream (stream_or_current).
+inline std::uintptr_t memset_on(std::uintptr_t address, std::size_t nbytes, int value, stream_or_current s) {
+  streamlike::detail::throw_if_error(cudaMemsetAsync(reinterpret_cast<void*>(address), value, nbytes,
+                                                     s.view.get()), // NOLINT(performance-no-int-to-ptr)
+                                     "memset_on: cudaMemsetAsync");
+  return address_of(s.view);
+}
+
+/// True while current_stream() is capturing (a capture-safe query of the capture status).
+inline bool current_is_capturing() { return streamlike::current_stream().is_capturing(); }
+
+/// Makes `stream` current with scoped_current_stream in C++, runs nothing, and reports what
+/// current_stream() said inside: the C++ scope seen from C++.
+inline std::uintptr_t current_inside_scope(stream_or_current s) {
+  const streamlike::scoped_current_stream scope{s.view};
+  return address_of(streamlike::current_stream(scope.device()));
+}
+
+inline void set_check(bool on) { streamlike::set_current_stream_check(on); }
+
+// For bench/python/bench_current_stream.py: C++ loops timed in C++, so that a Python call's own
+// cost is not in the numbers.
+
+/// Where the timed loop leaves its result, so that the compiler keeps the calls.
+inline volatile std::uintptr_t bench_sink = 0;
+
+/// Nanoseconds per streamlike::current_stream() (the current device's), over `n` calls.
+inline double time_current_stream(int n) {
+  std::uintptr_t sink = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) sink += address_of(streamlike::current_stream());
+  const auto stop = std::chrono::steady_clock::now();
+  bench_sink = sink;
+  return std::chrono::duration<double, std::nano>(stop - start).count() / n;
+}
+
+/// Nanoseconds per scoped_current_stream entered and left (on the stream's device, given), over
+/// `n` scopes.
+inline double time_scope(stream_or_current s, int device, int n) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    const streamlike::scoped_current_stream scope{s.view, device};
+  }
+  const auto stop = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(stop - start).count() / n;
+}
+
+template <class Module>
+void bind_common(Module& m) {
+  m.def("current_address", &current_address);
+  m.def("providers", &providers);
+  m.def("conflicts", &conflicts);
+  m.def("memset_on_current", &memset_on_current);
+  m.def("current_is_capturing", &current_is_capturing);
+  m.def("set_check", &set_check);
+  m.def("time_current_stream", &time_current_stream);
+  m.def("time_scope", &time_scope);
+  m.def("link_package", &streamlike::python::link_package_current_stream);
+}
+
+} // namespace current_test
+
+#endif // STREAMLIKE_TEST_PYTHON_CURRENT_STREAM_FUNCTIONS_HPP

@@ -1,0 +1,19 @@
+// The nanobind current-stream test module: current_stream_functions.hpp bound with
+// streamlike/python/nanobind_current_stream.hpp.
+#include <streamlike/python/nanobind_current_stream.hpp>
+
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "current_stream_functions.hpp"
+
+namespace nb = nanobind;
+
+NB_MODULE(streamlike_current_nb_test, m) {
+  current_test::bind_common(m);
+  m.def("stream_arg", &current_test::stream_arg, nb::arg("stream") = nb::none());
+  m.def("memset_on", &current_test::memset_on, nb::arg("address"), nb::arg("nbytes"), nb::arg("value"),
+        nb::arg("stream") = nb::none());
+  m.def("current_inside_scope", &current_test::current_inside_scope, nb::arg("stream"));
+}
