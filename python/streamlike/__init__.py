@@ -26,6 +26,16 @@ from ._streamlike import (
     wait,
     wait_external,
 )
+from ._use import (
+    CURRENT,
+    CurrentStream,
+    current_stream,
+    current_stream_check_enabled,
+    current_stream_conflicts,
+    current_stream_providers,
+    set_current_stream_check,
+    use,
+)
 
 
 @runtime_checkable
@@ -41,9 +51,11 @@ def get_include() -> str:
 
 
 __all__ = [
+    "CURRENT",
     "Capture",
     "CaptureInfo",
     "CudaStreamLike",
+    "CurrentStream",
     "Event",
     "Graph",
     "GraphExec",
@@ -51,12 +63,18 @@ __all__ = [
     "StreamPool",
     "StreamView",
     "capture",
+    "current_stream",
+    "current_stream_check_enabled",
+    "current_stream_conflicts",
+    "current_stream_providers",
     "elapsed_ms",
     "from_address",
     "from_cai_stream",
     "from_dlpack_stream",
     "get_include",
     "retain_until_done",
+    "set_current_stream_check",
+    "use",
     "wait",
     "wait_external",
 ]

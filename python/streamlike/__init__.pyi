@@ -2,10 +2,23 @@
 from types import TracebackType
 from typing import Literal, NoReturn, Protocol, final
 
+from ._use import (
+    CURRENT as CURRENT,
+    CurrentStream as CurrentStream,
+    current_stream as current_stream,
+    current_stream_check_enabled as current_stream_check_enabled,
+    current_stream_conflicts as current_stream_conflicts,
+    current_stream_providers as current_stream_providers,
+    set_current_stream_check as set_current_stream_check,
+    use as use,
+)
+
 __all__ = [
+    "CURRENT",
     "Capture",
     "CaptureInfo",
     "CudaStreamLike",
+    "CurrentStream",
     "Event",
     "Graph",
     "GraphExec",
@@ -13,12 +26,18 @@ __all__ = [
     "StreamPool",
     "StreamView",
     "capture",
+    "current_stream",
+    "current_stream_check_enabled",
+    "current_stream_conflicts",
+    "current_stream_providers",
     "elapsed_ms",
     "from_address",
     "from_cai_stream",
     "from_dlpack_stream",
     "get_include",
     "retain_until_done",
+    "set_current_stream_check",
+    "use",
     "wait",
     "wait_external",
 ]

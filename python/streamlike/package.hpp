@@ -8,6 +8,7 @@
 //   event.cpp     Event                 pool.cpp     StreamPool
 //   capture.cpp   capture, Graph, GraphExec, CaptureInfo
 //   functions.cpp wait, wait_external, from_address, from_dlpack_stream, from_cai_stream, retain_until_done, ...
+//   current_stream.cpp  current_stream, use, the providers (CuPy's), conflicts, the check's switch
 //   stream_common.cpp  what StreamView and Stream share (reading, facts, operations, repr)
 #ifndef STREAMLIKE_PACKAGE_PACKAGE_HPP
 #define STREAMLIKE_PACKAGE_PACKAGE_HPP
@@ -173,6 +174,7 @@ void bind_event(nb::module_& m);
 void bind_pool(nb::module_& m);
 void bind_capture(nb::module_& m);
 void bind_functions(nb::module_& m);
+void bind_current_stream(nb::module_& m);
 
 } // namespace streamlike_package
 

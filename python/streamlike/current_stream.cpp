@@ -2,8 +2,8 @@
 // the provider list and conflicts, the check's switch, CuPy's provider, and the capsule through
 // which other extension modules ask this copy of libstreamlike (streamlike/python/current_stream.hpp).
 //
-// add_current_stream(m) adds them to the _streamlike module; call it after `from_address` is in
-// the module (current_stream() makes its StreamView through it).
+// bind_current_stream(m) adds them to the _streamlike module; it is called after `from_address` is
+// in the module (current_stream() makes its StreamView through it).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 
@@ -14,7 +14,7 @@
 #include <streamlike/python/detail/translate_exceptions.hpp>
 #include <streamlike/python/nanobind.hpp>
 
-#include <cuda_runtime_api.h>
+#include <streamlike/device_guard.hpp>
 
 #include <atomic>
 #include <memory>
@@ -111,19 +111,14 @@ int cupy_set(void*, int32_t device, void* stream) {
     if (!target) return STREAMLIKE_CURRENT_STREAM_FAILED;
   }
   // Stream.use() requires the stream's device (for the default streams: the device it applies
-  // to) to be the current one.
-  int previous = 0;
-  if (cudaGetDevice(&previous) != cudaSuccess) {
-    (void)cudaGetLastError();
+  // to) to be the current one: the library's device_guard makes it so for the call.
+  try {
+    const streamlike::device_guard on_device{static_cast<int>(device)};
+    sd::owned_object done = sd::owned_object::steal(PyObject_CallMethod(target.get(), "use", nullptr));
+    return done ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
+  } catch (...) {
     return STREAMLIKE_CURRENT_STREAM_FAILED;
   }
-  if (previous != device && cudaSetDevice(device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return STREAMLIKE_CURRENT_STREAM_FAILED;
-  }
-  sd::owned_object done = sd::owned_object::steal(PyObject_CallMethod(target.get(), "use", nullptr));
-  if (previous != device) (void)cudaSetDevice(previous);
-  return done ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
 }
 
 /// Registers CuPy's provider once `cupy` has been imported (never imports it). GIL held.
@@ -229,7 +224,6 @@ PyObject* py_current_stream(PyObject*, PyObject* const* args, Py_ssize_t nargsf,
     current = streamlike::current_stream(device);
   } catch (...) {
     sd::set_error_from_current_exception();
-    (void)cudaGetLastError();
     return nullptr;
   }
   return new_view(*current);
@@ -241,7 +235,6 @@ int package_get(void*, int32_t device, void** stream) {
     *stream = streamlike::current_stream(device).get();
     return STREAMLIKE_CURRENT_STREAM_OK;
   } catch (...) {
-    (void)cudaGetLastError();
     return STREAMLIKE_CURRENT_STREAM_FAILED;
   }
 }
@@ -264,13 +257,8 @@ public:
     if (scope_)
       throw std::runtime_error("streamlike.use: this block is already entered; make a new use(...) per with-statement");
     register_cupy_if_loaded();
-    try {
-      scope_ = device_ ? std::make_unique<streamlike::scoped_current_stream>(view_, *device_)
-                       : std::make_unique<streamlike::scoped_current_stream>(view_);
-    } catch (...) {
-      (void)cudaGetLastError();
-      throw;
-    }
+    scope_ = device_ ? std::make_unique<streamlike::scoped_current_stream>(view_, *device_)
+                     : std::make_unique<streamlike::scoped_current_stream>(view_);
     thread_ = std::this_thread::get_id();
     return *this;
   }
@@ -330,7 +318,9 @@ PyType_Slot use_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&use_travers
 
 } // namespace
 
-void add_current_stream(nb::module_& m) {
+namespace streamlike_package {
+
+void bind_current_stream(nb::module_& m) {
   static PyMethodDef current_stream_def = {
       "current_stream", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_current_stream)),
       METH_FASTCALL | METH_KEYWORDS,
@@ -390,3 +380,5 @@ void add_current_stream(nb::module_& m) {
   static const streamlike::python::package_current_stream_api api{1, &package_get};
   m.attr("_current_stream_api") = nb::capsule(&api, streamlike::python::package_current_stream_capsule);
 }
+
+} // namespace streamlike_package
