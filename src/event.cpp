@@ -166,8 +166,11 @@ void wait(stream_view consumer, const event& e) {
 
 void wait_external(stream_view consumer, const event& e) {
   require_event(e, "wait_external");
-  detail::throw_if_error_of(cudaStreamWaitEvent(consumer.get(), e.get(), cudaEventWaitExternal), "streamlike",
-                            "wait_external(stream, event): cudaStreamWaitEvent");
+  // CUDA 13 answers cudaErrorIllegalState to cudaEventWaitExternal on a stream that is not
+  // capturing (seen on the H200): outside a capture the external wait is the ordinary one.
+  const bool capturing = detail::capture::status_or_none(consumer.get()) != cudaStreamCaptureStatusNone;
+  detail::throw_if_error_of(cudaStreamWaitEvent(consumer.get(), e.get(), capturing ? cudaEventWaitExternal : 0U),
+                            "streamlike", "wait_external(stream, event): cudaStreamWaitEvent");
 }
 
 } // namespace streamlike
