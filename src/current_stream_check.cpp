@@ -76,6 +76,12 @@ void report_if_not_current(stream_view given, const char* site) noexcept {
 } // namespace detail
 
 void set_current_stream_check(bool on) noexcept {
+  if (on) {
+    // Each time the check is turned on, every call site may report again (once).
+    check_state& s = state();
+    const std::lock_guard<std::mutex> guard(s.lock);
+    s.reported.clear();
+  }
   detail::current_stream_check_on.store(on, std::memory_order_relaxed);
 }
 

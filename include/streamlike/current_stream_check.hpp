@@ -29,7 +29,8 @@ struct current_stream_mismatch {
 /// Receives each report (once per site). The default writes one line to stderr. Must not throw.
 using current_stream_check_reporter = void (*)(const current_stream_mismatch&) noexcept;
 
-/// Turns the check on or off for the process.
+/// Turns the check on or off for the process. Turning it on forgets the call sites already
+/// reported: each reports once again.
 STREAMLIKE_API void set_current_stream_check(bool on) noexcept;
 /// Whether the check is on.
 [[nodiscard]] STREAMLIKE_API bool current_stream_check_enabled() noexcept;
