@@ -1,7 +1,6 @@
 // event (include/streamlike/event.hpp).
 #include "cuda_context.hpp"
 #include "error_messages.hpp"
-#include "stream_operations.hpp"
 
 #include <streamlike/device_guard.hpp>
 #include <streamlike/error.hpp>
@@ -50,30 +49,6 @@ void event::sync() const {
   require_handle("sync");
   detail::throw_if_error(cudaEventSynchronize(handle_), "event::sync: cudaEventSynchronize");
 }
-
-namespace detail {
-
-struct event_access {
-  static event make(cudaEvent_t handle) noexcept { return event(handle); }
-};
-
-event stream_operations::record(cudaStream_t stream, const event_options& options, const char* type) {
-  int device = -1;
-  if (options.device) {
-    device = *options.device;
-  } else {
-    device = cuda_context::device_of(stream, type, "record"); // capture-safe, unlike cudaStreamGetDevice
-  }
-  const device_guard on_device(device);
-  cudaEvent_t handle = nullptr;
-  throw_if_error_of(cudaEventCreateWithFlags(&handle, options.timing ? cudaEventDefault : cudaEventDisableTiming), type,
-                    "record: cudaEventCreateWithFlags");
-  event recorded = event_access::make(handle); // owned from here: destroyed if the record fails
-  throw_if_error_of(cudaEventRecord(handle, stream), type, "record: cudaEventRecord");
-  return recorded;
-}
-
-} // namespace detail
 
 float elapsed_ms(const event& start, const event& stop) {
   start.require_handle("elapsed_ms (start)");
