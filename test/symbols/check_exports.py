@@ -48,6 +48,7 @@ REQUIRED = [
     r"streamlike::error::error\(cudaError, .*\)",
     r"streamlike::detail::throw_error\(.*\)",
     r"streamlike::stream_view::sync\(\) const",
+    r"streamlike::detail::stream_operations::sync\(CUstream_st\*, char const\*\)",  # the owners' inline sync()
     r"streamlike::shared_stream::create\(streamlike::stream_options const&\)",
     r"streamlike::unique_stream::create\(streamlike::stream_options const&\)",
     r"streamlike::event::create\(streamlike::event_options const&\)",
