@@ -14,7 +14,7 @@ create streams); the runs of the statements compared are interleaved round by ro
 also times its baseline a second time under another name (a control row, "... again"): if the two
 differ by more than the target's tolerance (5% for the create target, whose margin is 5%; 10% for
 the others), the run could not tell the compared rows apart from noise and the target reads
-INCONCLUSIVE instead of ok or MISSED, as bench/run_all.sh judges the C++ benchmarks. Run on the GPU
+INCONCLUSIVE instead of ok or MISSED, as bench/tools/run_all.sh judges the C++ benchmarks. Run on the GPU
 machine with the package installed (pip install .) or on PYTHONPATH:
 
     python3 bench/python/bench_package.py [--json out.json] [--check]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares the same benchmark program built against two versions of libstreamlike.
 
-    bench/compare_builds.py --old OLD_BIN --new NEW_BIN [--rounds 6] [--repetitions 5]
+    bench/tools/compare_builds.py --old OLD_BIN --new NEW_BIN [--rounds 6] [--repetitions 5]
                             [--judge REGEX] [--target 1.05] [--metric real_time]
 
 The two programs are run alternately (old, new, new, old, ...), `--rounds` times each, in one

@@ -2,8 +2,8 @@
 """Builds one host benchmark program at several commits and runs them in the same run, so that a
 change of the library can be told from a change of the machine.
 
-    bench/compare_commits.py ace7c4e^ HEAD                    # shared_stream_copy at both
-    bench/compare_commits.py --program shared_stream_copy --rounds 6 --out bench/results/x REV...
+    bench/tools/compare_commits.py ace7c4e^ HEAD                    # shared_stream_copy at both
+    bench/tools/compare_commits.py --program shared_stream_copy --rounds 6 --out bench/results/x REV...
 
 Each REV is extracted with `git archive` into a scratch folder (the working tree is not touched),
 configured with `meson setup -Dbenchmarks=enabled -Dtests=disabled -Dexamples=disabled` (the
@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # program -> (rows regex, baseline of a row given its thread suffix, control regex)
 PROGRAMS = {

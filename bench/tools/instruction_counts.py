@@ -3,9 +3,9 @@
 route, against the baseline (the raw cudaStream_t through the same generic edge,
 route/cudaStream_t) and the plain function (diag/cudaStream_t->plain_function).
 
-    bench/instruction_counts.py build/bench/get_stream_routes            # static, from objdump
-    bench/instruction_counts.py build/bench/get_stream_routes --show     # ... and the edges' code
-    bench/instruction_counts.py build/bench/get_stream_routes --callgrind  # measured, valgrind
+    bench/tools/instruction_counts.py build/bench/get_stream_routes            # static, from objdump
+    bench/tools/instruction_counts.py build/bench/get_stream_routes --show     # ... and the edges' code
+    bench/tools/instruction_counts.py build/bench/get_stream_routes --callgrind  # measured, valgrind
 
 Static (default): disassembles the program (objdump -d --no-show-raw-insn -C) and, for each
 benchmark loop in namespace bench_routes, counts
@@ -33,7 +33,7 @@ the program cannot be read or run. How route/ compares with the plain function i
 judged: an out-of-line S&& edge loads the handle through the reference, which is the signature's
 cost, not get_stream's (RESULTS.md).
 
-The last line starts with TARGET (for bench/run_all.sh): the verdict in one line.
+The last line starts with TARGET (for bench/tools/run_all.sh): the verdict in one line.
 """
 import argparse
 import collections

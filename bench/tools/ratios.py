@@ -6,13 +6,13 @@ Two ways to say what is judged:
 
   One baseline for every row (the default; what get_stream_routes needs):
 
-    bench/ratios.py build/bench/get_stream_routes        # baseline route/cudaStream_t, judged route/ and
+    bench/tools/ratios.py build/bench/get_stream_routes        # baseline route/cudaStream_t, judged route/ and
                                                          # control/ rows, target 1.02, 20 reps x 0.1 s
-    bench/ratios.py BIN --baseline NAME --judge PREFIX --target 1.02 --also-vs NAME
+    bench/tools/ratios.py BIN --baseline NAME --judge PREFIX --target 1.02 --also-vs NAME
 
   Per-row baselines, one rule each (--compare, repeatable; what the other programs need):
 
-    bench/ratios.py build/bench/shared_stream_copy \\
+    bench/tools/ratios.py build/bench/shared_stream_copy \\
         --compare 'copy/shared_stream_keep_alive(/threads:\\d+)' 'copy/std::shared_ptr<int>\\1' '<=' 1.0
 
     A rule is ROW_REGEX BASELINE OP TARGET: every row whose name matches ROW_REGEX in full is
@@ -27,7 +27,7 @@ Two ways to say what is judged:
     baseline mode the control/ rows gate the same way, with TOLERANCE = target - 1.
 
 Output: the table of medians; then one line per verdict starting with TARGET, which is what
-bench/run_all.sh collects:
+bench/tools/run_all.sh collects:
 
     TARGET <program>: <row> vs <baseline>: ratio 0.973 (target <= 1.0): PASS
 

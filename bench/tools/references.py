@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Measures what Python's stream libraries pay for the operations the GPU benchmarks time, so that
-bench/run_all.sh can print them beside ours from the same run (not judged: a Python call also
+bench/tools/run_all.sh can print them beside ours from the same run (not judged: a Python call also
 pays the interpreter).
 
-    bench/references.py [--json FILE] [--number N] [--repeat R] [--require LIB ...]
+    bench/tools/references.py [--json FILE] [--number N] [--repeat R] [--require LIB ...]
 
 Figures (ns per operation, the median of R timeit runs of N operations each):
     cuda.core.create+close   dev.create_stream() then stream.close(): an owned stream made and

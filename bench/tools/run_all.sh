@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# bench/run_all.sh: runs every benchmark program of bench/ and prints each claim's verdict.
+# bench/tools/run_all.sh: runs every benchmark program of bench/ and prints each claim's verdict.
 #
-#   meson setup build-bench -Dbenchmarks=enabled && meson compile -C build-bench && bench/run_all.sh build-bench
+#   meson setup build-bench -Dbenchmarks=enabled && meson compile -C build-bench && bench/tools/run_all.sh build-bench
 #
-#   bench/run_all.sh BUILD_DIR [--require-gpu] [--quick] [--repetitions N] [--min-time S] [--out DIR]
+#   bench/tools/run_all.sh BUILD_DIR [--require-gpu] [--quick] [--repetitions N] [--min-time S] [--out DIR]
 #
-# For each program, bench/ratios.py runs it (Google Benchmark, N repetitions interleaved in random
+# For each program, bench/tools/ratios.py runs it (Google Benchmark, N repetitions interleaved in random
 # order, medians) and judges its rows against baselines measured in the same run:
 #
 #   get_stream_routes   every route/ row <= 1.02x route/cudaStream_t, and (instruction_counts.py,
@@ -24,7 +24,7 @@
 # The GPU programs exist only where nvcc was found, and skip themselves (exit 77) without a CUDA
 # device: their targets then read SKIP, which fails the run only with --require-gpu (use it on
 # the GPU machine, so that a missing device cannot pass for a success). Where a device exists,
-# bench/references.py measures cuda.core's and torch's figures for the same operations in this
+# bench/tools/references.py measures cuda.core's and torch's figures for the same operations in this
 # run; they are printed beside ours as REFERENCE lines, not judged (with --require-gpu a
 # library that gives no figure is a failure).
 #
@@ -39,7 +39,7 @@ usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
 [ $# -ge 1 ] || usage 2
 case "$1" in -h|--help) usage 0 ;; esac
-command_line="bench/run_all.sh $*"
+command_line="bench/tools/run_all.sh $*"
 build=$1; shift
 require_gpu=0
 reps=20
@@ -71,7 +71,7 @@ verdicts=$out/verdicts.txt
 say() { echo "$@" | tee -a "$log"; }
 
 # ---- the machine ------------------------------------------------------------------------------
-say "== bench/run_all.sh: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+say "== bench/tools/run_all.sh: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 commit=${STREAMLIKE_COMMIT:-$(git -C "$(dirname "$0")" rev-parse HEAD 2>/dev/null)}
 say "commit: ${commit:-unknown (no git here: set STREAMLIKE_COMMIT)}$(git -C "$(dirname "$0")" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' + uncommitted changes')"
 say "command: $command_line"
@@ -138,7 +138,7 @@ run_program shared_stream_copy 0 \
 refs_pool=()
 refs_wait=()
 if [ -x "$bin/stream_pool" ] || [ -x "$bin/ordering" ]; then
-  say "== references (bench/references.py)"
+  say "== references (bench/tools/references.py)"
   required=()
   [ "$require_gpu" = 1 ] && required=(--require cuda.core --require torch)
   ref_out=$(python3 "$here/references.py" --json "$out/references.json" "${required[@]}" 2>&1)
