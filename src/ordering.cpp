@@ -107,7 +107,7 @@ void check_capturing_consumer(cudaStream_t consumer, cudaStream_t producer, cons
 }
 
 // Records `event` on the producer and makes the consumer wait for it: on the driver where its
-// entry points exist (the runtime's wrappers cost about a quarter more), and through the runtime
+// entry points exist (the runtime's wrappers cost more: bench/RESULTS.md, "Ordering"), and through the runtime
 // where the driver has no answer, so that a failure is reported with the runtime's error (a
 // failed call changed nothing, so making it again is harmless).
 void record_then_wait(cudaEvent_t event, cudaStream_t producer, cudaStream_t consumer, const char* type) {
