@@ -12,6 +12,7 @@ both, the median over all repetitions of each build is taken and new/old printed
 Used for claims of the kind "this change does not cost the eager path": the old build is the
 library at the commit before the change, the new one the library after it (bench/RESULTS.md).
 """
+
 import argparse
 import json
 import re
@@ -21,9 +22,14 @@ import sys
 
 
 def run(binary, repetitions, min_time, filt):
-    cmd = [binary, "--benchmark_format=json", f"--benchmark_repetitions={repetitions}",
-           f"--benchmark_min_time={min_time}", "--benchmark_report_aggregates_only=false",
-           "--benchmark_enable_random_interleaving=true"]
+    cmd = [
+        binary,
+        "--benchmark_format=json",
+        f"--benchmark_repetitions={repetitions}",
+        f"--benchmark_min_time={min_time}",
+        "--benchmark_report_aggregates_only=false",
+        "--benchmark_enable_random_interleaving=true",
+    ]
     if filt:
         cmd.append(f"--benchmark_filter={filt}")
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -70,8 +76,16 @@ def main():
             failed += not ok
             verdict = f"  TARGET <= {args.target}: {'PASS' if ok else 'FAIL'}"
         print(f"{name:58} {old:10.2f} {new:10.2f} {ratio:8.3f}{verdict}")
-        rows.append({"row": name, "old_ns": old, "new_ns": new, "ratio": ratio,
-                     "samples_old": len(times["old"][name]), "samples_new": len(times["new"][name])})
+        rows.append(
+            {
+                "row": name,
+                "old_ns": old,
+                "new_ns": new,
+                "ratio": ratio,
+                "samples_old": len(times["old"][name]),
+                "samples_new": len(times["new"][name]),
+            }
+        )
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump({"rows": rows, "raw": times}, f, indent=1)

@@ -9,7 +9,8 @@ Each REV is extracted with `git archive` into a scratch folder (the working tree
 configured with `meson setup -Dbenchmarks=enabled -Dtests=disabled -Dexamples=disabled` (the
 project's compiler, $CXX if set) and only the program is built. Then --rounds rounds run every
 build once each, in a new random order per round, each run --repetitions interleaved repetitions
-of --min-time seconds (the builds run in parallel; the runs never do); a row's time is the median over all its repetitions of all rounds.
+of --min-time seconds (the builds run in parallel; the runs never do); a row's time is the median over
+all its repetitions of all rounds.
 
 For every build it prints each row's median and its ratio against the baseline of the same build
 and thread count (copy/std::shared_ptr<int>/threads:N for shared_stream_copy), beside the control
@@ -17,6 +18,7 @@ row's ratio (the baseline measured again: a control off 1 means the run was nois
 of every run goes to --out (default: a scratch folder, printed). Exit status: 0, or 2 if a build
 or a run failed.
 """
+
 import argparse
 import concurrent.futures
 import json
@@ -34,8 +36,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PROGRAMS = {
     "shared_stream_copy": {
         "filter": "copy/|control/|last/",
-        "baseline": lambda name: re.sub(r"^(copy|control)/[^/]+", "copy/std::shared_ptr<int>", name)
-        if name.startswith(("copy/", "control/")) else "last/std::shared_ptr<int>/threads:1",
+        "baseline": lambda name: (
+            re.sub(r"^(copy|control)/[^/]+", "copy/std::shared_ptr<int>", name)
+            if name.startswith(("copy/", "control/"))
+            else "last/std::shared_ptr<int>/threads:1"
+        ),
     },
 }
 
@@ -53,16 +58,29 @@ def build(rev, scratch, program):
         sha, src = rev.split("=", 1)
         src = os.path.abspath(src)
     else:
-        sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", rev], capture_output=True, text=True,
-                             check=True).stdout.strip()
+        sha = subprocess.run(
+            ["git", "-C", ROOT, "rev-parse", "--short", rev], capture_output=True, text=True, check=True
+        ).stdout.strip()
         src = os.path.join(scratch, sha)
         os.makedirs(src, exist_ok=True)
         archive = subprocess.Popen(["git", "-C", ROOT, "archive", sha], stdout=subprocess.PIPE)
         subprocess.run(["tar", "-x", "-C", src], stdin=archive.stdout, check=True)
         archive.wait()
     b = os.path.join(scratch, sha + "-build")
-    r = sh(["meson", "setup", b, src, "-Dbenchmarks=enabled", "-Dtests=disabled", "-Dexamples=disabled",
-            "-Dpython=disabled"], capture_output=True, text=True)
+    r = sh(
+        [
+            "meson",
+            "setup",
+            b,
+            src,
+            "-Dbenchmarks=enabled",
+            "-Dtests=disabled",
+            "-Dexamples=disabled",
+            "-Dpython=disabled",
+        ],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         sys.stderr.write(r.stdout[-3000:] + r.stderr[-3000:])
         sys.exit(f"compare_commits: meson setup failed at {rev} ({sha})")
@@ -75,9 +93,13 @@ def build(rev, scratch, program):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("revs", nargs="+", help="commits (anything git rev-parse takes), LABEL=DIR for a source "
-                   "tree extracted beforehand (git archive REV | tar -x -C DIR), or LABEL=PROGRAM for a program "
-                   "already built")
+    p.add_argument(
+        "revs",
+        nargs="+",
+        help="commits (anything git rev-parse takes), LABEL=DIR for a source "
+        "tree extracted beforehand (git archive REV | tar -x -C DIR), or LABEL=PROGRAM for a program "
+        "already built",
+    )
     p.add_argument("--program", default="shared_stream_copy", choices=sorted(PROGRAMS))
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--repetitions", type=int, default=5)
@@ -92,18 +114,26 @@ def main():
     os.makedirs(out, exist_ok=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(args.revs)) as pool:  # each build is mostly waiting
         builds = list(pool.map(lambda rev: build(rev, scratch, args.program), args.revs))
-    labels = {sha: sha if "=" in rev else f"{rev} ({sha})" for rev, (sha, _) in zip(args.revs, builds)}
+    labels = {sha: sha if "=" in rev else f"{rev} ({sha})" for rev, (sha, _) in zip(args.revs, builds, strict=True)}
 
     samples = {sha: {} for sha, _ in builds}
     for rnd in range(args.rounds):
         order = list(builds)
         random.shuffle(order)
         for sha, exe in order:
-            r = subprocess.run([exe, "--benchmark_format=json", f"--benchmark_filter={spec['filter']}",
-                                f"--benchmark_repetitions={args.repetitions}",
-                                f"--benchmark_min_time={args.min_time}", "--benchmark_report_aggregates_only=false",
-                                "--benchmark_enable_random_interleaving=true"],
-                               capture_output=True, text=True)
+            r = subprocess.run(
+                [
+                    exe,
+                    "--benchmark_format=json",
+                    f"--benchmark_filter={spec['filter']}",
+                    f"--benchmark_repetitions={args.repetitions}",
+                    f"--benchmark_min_time={args.min_time}",
+                    "--benchmark_report_aggregates_only=false",
+                    "--benchmark_enable_random_interleaving=true",
+                ],
+                capture_output=True,
+                text=True,
+            )
             if r.returncode != 0:
                 sys.stderr.write(r.stderr)
                 print(f"compare_commits: {exe} exited with {r.returncode}", file=sys.stderr)
@@ -114,8 +144,10 @@ def main():
                 if b.get("run_type") == "iteration" and not b.get("error_occurred"):
                     samples[sha].setdefault(b["run_name"], []).append(b[args.metric])
 
-    print(f"{args.program}: {args.rounds} rounds x {args.repetitions} repetitions x {args.min_time} s per build, "
-          f"median {args.metric}; raw JSON in {out}")
+    print(
+        f"{args.program}: {args.rounds} rounds x {args.repetitions} repetitions x {args.min_time} s per build, "
+        f"median {args.metric}; raw JSON in {out}"
+    )
     print("| build | row | median ns | ratio vs its baseline |")
     print("|---|---|---:|---:|")
     summary = {}
@@ -127,8 +159,18 @@ def main():
             summary.setdefault(labels[sha], {})[n] = {"median_ns": m, "ratio": ratio}
             print(f"| {labels[sha]} | {n} | {m:.2f} | {f'{ratio:.3f}' if ratio is not None else 'baseline'} |")
     with open(os.path.join(out, f"{args.program}-summary.json"), "w") as f:
-        json.dump({"program": args.program, "rounds": args.rounds, "repetitions": args.repetitions,
-                   "min_time": args.min_time, "metric": args.metric, "builds": summary}, f, indent=2)
+        json.dump(
+            {
+                "program": args.program,
+                "rounds": args.rounds,
+                "repetitions": args.repetitions,
+                "min_time": args.min_time,
+                "metric": args.metric,
+                "builds": summary,
+            },
+            f,
+            indent=2,
+        )
     return 0
 
 

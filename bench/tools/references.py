@@ -17,6 +17,7 @@ Figures (ns per operation, the median of R timeit runs of N operations each):
 A library that does not import, or finds no device, gives null with the reason. Exit status: 0;
 1 if a library named by --require gave no figure; 77 if no library found a device (printed).
 """
+
 import argparse
 import json
 import statistics
@@ -39,7 +40,7 @@ def cuda_core_figures(number, repeat):
         try:
             from cuda.core.experimental import Device
         except ImportError as e:
-            raise RuntimeError(f"cuda.core does not import: {e}")
+            raise RuntimeError(f"cuda.core does not import: {e}") from e
     dev = Device(0)
     dev.set_current()
     s1, s2 = dev.create_stream(), dev.create_stream()
@@ -56,7 +57,7 @@ def torch_figures(number, repeat):
     try:
         import torch
     except ImportError as e:
-        raise RuntimeError(f"torch does not import: {e}")
+        raise RuntimeError(f"torch does not import: {e}") from e
     if not torch.cuda.is_available():
         raise RuntimeError("torch finds no CUDA device")
     torch.cuda.init()
@@ -78,8 +79,13 @@ def main():
     p.add_argument("--json", help="write the figures here")
     p.add_argument("--number", type=int, default=2000, help="operations per timing run (x10 for waits)")
     p.add_argument("--repeat", type=int, default=7, help="timing runs; the median is reported")
-    p.add_argument("--require", action="append", default=[], choices=sorted(LIBRARIES),
-                   help="exit 1 if this library gives no figure (repeatable)")
+    p.add_argument(
+        "--require",
+        action="append",
+        default=[],
+        choices=sorted(LIBRARIES),
+        help="exit 1 if this library gives no figure (repeatable)",
+    )
     args = p.parse_args()
     result = {"figures": {}, "missing": {}}
     for lib, fn in LIBRARIES.items():
