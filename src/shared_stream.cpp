@@ -30,7 +30,7 @@ namespace {
 
 // The block of a stream streamlike created or adopted: dispose destroys the stream, on its own
 // device, unless it died with its context (cudaDeviceReset).
-class owned_stream_block final : public stream_control_block {
+class destroying_block final : public stream_control_block {
 public:
   using stream_control_block::stream_control_block;
 
@@ -59,8 +59,8 @@ private:
 
 namespace {
 
-shared_stream owned(cudaStream_t handle, const stream_facts& facts) {
-  return shared_stream_access::make(new owned_stream_block(handle, facts));
+shared_stream destroying(cudaStream_t handle, const stream_facts& facts) {
+  return shared_stream_access::make(new destroying_block(handle, facts));
 }
 
 // Never destroyed: shared_streams of the default streams may outlive every static.
@@ -72,7 +72,7 @@ shared_stream immortal(cudaStream_t handle) noexcept { return shared_stream_acce
 shared_stream shared_stream::create(const stream_options& options) {
   const detail::created_stream created = detail::create_stream(options, "shared_stream::create");
   try {
-    return detail::owned(created.handle, detail::facts_of_created(created));
+    return detail::destroying(created.handle, detail::facts_of_created(created));
   } catch (...) { // the stream is ours until its block exists
     detail::destroy_stream_on_device(created.handle, created.device);
     throw;
@@ -82,7 +82,7 @@ shared_stream shared_stream::create(const stream_options& options) {
 shared_stream shared_stream::adopt(cudaStream_t handle) {
   if (stream_view{handle}.is_default()) detail::throw_cannot_own_default("shared_stream::adopt");
   // Owned only once its block exists: a failure leaves the handle to the caller.
-  return detail::owned(handle, detail::query_facts(handle, "shared_stream", "adopt"));
+  return detail::destroying(handle, detail::query_facts(handle, "shared_stream", "adopt"));
 }
 
 shared_stream shared_stream::legacy_default() noexcept {
