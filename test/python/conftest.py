@@ -3,7 +3,7 @@ test the modules, one run per binding library (fixture `bridge`).
 
 Under `meson test` the build folder is on PYTHONPATH and STREAMLIKE_PY_MODULES names the modules
 that were built. Run by hand, set PYTHONPATH=BUILD/test/python, or STREAMLIKE_PY_BUILD_DIR=BUILD;
-without either, ./build-py (the README's folder) is tried.
+without either, ./build-py (the folder docs/python-bridge.md builds) is tried.
 """
 
 import importlib
