@@ -16,7 +16,7 @@
 // Nothing touches CUDA: the handles are fake addresses that are never dereferenced or sent to
 // the runtime, so this runs without a GPU or a driver.
 //
-// bench/ratios.py turns the output into ratios against the baseline; bench/instruction_counts.py
+// bench/tools/ratios.py turns the output into ratios against the baseline; bench/tools/instruction_counts.py
 // counts the instructions each benchmark executes per iteration. It finds the functions by the
 // names used here: keep the names of namespace bench_routes.
 #include <streamlike/stream_like.hpp>

@@ -14,7 +14,7 @@
 namespace bench_gpu {
 
 /// Exit status of a program that has nothing to measure here (as the gpu test suite's; meson
-/// and bench/ratios.py read it as "skipped", bench/run_all.sh prints SKIP).
+/// and bench/tools/ratios.py read it as "skipped", bench/tools/run_all.sh prints SKIP).
 inline constexpr int skip_status = 77;
 
 /// True when a CUDA device can be used. Otherwise prints why on stderr, naming the CUDA error,
@@ -25,7 +25,7 @@ inline bool device_present(const char* program) {
   if (status != cudaSuccess || count == 0) {
     std::fprintf(stderr,
                  "%s: no CUDA device (cudaGetDeviceCount: %s: %s): skipped, nothing measured. "
-                 "These benchmarks need a GPU; run bench/run_all.sh on a GPU machine.\n",
+                 "These benchmarks need a GPU; run bench/tools/run_all.sh on a GPU machine.\n",
                  program, status != cudaSuccess ? cudaGetErrorName(status) : "cudaSuccess",
                  status != cudaSuccess ? cudaGetErrorString(status) : "0 devices");
     cudaGetLastError();

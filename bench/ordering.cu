@@ -5,7 +5,7 @@
 // Stream.wait(other_stream), measured at about 836 ns on the H200 host (printed by run_all.sh;
 // not measured here).
 //
-// Benchmark names (bench/run_all.sh judges them with ratios.py --compare):
+// Benchmark names (bench/tools/run_all.sh judges them with ratios.py --compare):
 //   wait/raw_floor:cudaEventRecord+cudaStreamWaitEvent    the baseline (one pre-created event)
 //   wait/streamlike::wait(shared_stream,shared_stream)    judged: <= 1.2x the floor, < the next row
 //   wait/event_per_call:create+record+wait+destroy        cudaEventCreateWithFlags(DisableTiming) +
@@ -23,7 +23,7 @@
 //                                                         capture-safe, reimplemented here (the
 //                                                         event found by context id, recorded,
 //                                                         waited on): the new wait is judged
-//                                                         <= 1.05x it (bench/compare_builds.py)
+//                                                         <= 1.05x it (bench/tools/compare_builds.py)
 //
 // All rows use the same two non-blocking streams (made by shared_stream::create), on which
 // nothing else runs. Every 256 iterations the loop waits, untimed, for both streams

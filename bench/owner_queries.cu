@@ -1,6 +1,6 @@
 // bench/owner_queries.cu: what the owners' queries cost, and what a capture check costs. The same
 // source is built against the library before and after the capture-safety changes
-// (bench/compare_builds.py compares the two programs' rows, run alternately in one session: target
+// (bench/tools/compare_builds.py compares the two programs' rows, run alternately in one session: target
 // <= 1.05x), and its rows show, in one process, the cached path against its core (the block's
 // facts read directly).
 //

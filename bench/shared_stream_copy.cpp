@@ -3,7 +3,7 @@
 // destroying a std::shared_ptr, on one thread and on two threads copying the same object at once
 // (both cores fight over one cache line: the count). Target: ratio <= 1.0 in the same run.
 //
-// Benchmark names (bench/run_all.sh judges them with ratios.py --compare):
+// Benchmark names (bench/tools/run_all.sh judges them with ratios.py --compare):
 //   copy/std::shared_ptr<int>/threads:N            the baseline of its thread count
 //   copy/shared_stream_keep_alive/threads:N         judged: a shared_stream whose block holds a
 //                                                   std::shared_ptr (a real, non-immortal block)

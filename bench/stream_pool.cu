@@ -5,7 +5,7 @@
 // close of an owned stream, measured at about 4.3 us on the H200 host (printed by run_all.sh;
 // not measured here).
 //
-// Benchmark names (bench/run_all.sh judges them with ratios.py --compare):
+// Benchmark names (bench/tools/run_all.sh judges them with ratios.py --compare):
 //   create/cudaStreamCreate+cudaStreamDestroy          the baseline (the claim's words)
 //   create/cudaStreamCreateWithPriority(non_blocking)+cudaStreamDestroy
 //                                                      the raw calls shared_stream::create and

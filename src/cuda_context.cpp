@@ -4,6 +4,8 @@
 #include "driver_entry_points.hpp"
 #include "error_messages.hpp"
 
+#include <streamlike/stream_view.hpp>
+
 #include <atomic>
 #include <string>
 
@@ -55,10 +57,6 @@ bool still_alive(unsigned long long recorded_primary_id, int device) noexcept {
 
 namespace {
 
-bool names_a_default_stream(cudaStream_t stream) noexcept {
-  return stream == cudaStream_t{} || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
-}
-
 // The driver's answer, or false where it has none.
 bool driver_device_of(cudaStream_t stream, int& device) noexcept {
   const auto& drv = driver::get();
@@ -75,7 +73,7 @@ bool driver_device_of(cudaStream_t stream, int& device) noexcept {
 
 int device_of(cudaStream_t stream, std::string_view type, std::string_view operation) {
   int device = -1;
-  if (names_a_default_stream(stream)) {
+  if (stream_view{stream}.is_default()) {
     if (cudaGetDevice(&device) == cudaSuccess) [[likely]]
       return device;
     (void)cudaGetLastError();
@@ -91,7 +89,7 @@ int device_of(cudaStream_t stream, std::string_view type, std::string_view opera
 
 int device_of_or_minus_one(cudaStream_t stream) noexcept {
   int device = -1;
-  if (names_a_default_stream(stream)) return cudaGetDevice(&device) == cudaSuccess ? device : -1;
+  if (stream_view{stream}.is_default()) return cudaGetDevice(&device) == cudaSuccess ? device : -1;
   if (driver_device_of(stream, device)) return device;
   if (capture::status_or_none(stream) != cudaStreamCaptureStatusNone ||
       cudaStreamGetDevice(stream, &device) != cudaSuccess) {

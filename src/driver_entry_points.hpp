@@ -19,13 +19,13 @@ struct entry_points {
   /// stream_get_ctx, the device of a stream without cudaStreamGetDevice, which invalidates a
   /// capture. Null with an older driver; not part of complete().
   CUresult (*ctx_get_device)(CUdevice*, CUcontext) = nullptr;
-  /// The capture check of every eager wait (src/ordering.cpp): on the H200 about 14 ns, against
-  /// 60 ns for cudaStreamIsCapturing (bench/RESULTS.md). Null where missing (the runtime call is
+  /// The capture check of every eager wait (src/ordering.cpp), several times cheaper than
+  /// cudaStreamIsCapturing (bench/RESULTS.md, "Ordering"). Null where missing (the runtime call is
   /// used then); not part of complete().
   CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
-  /// The record and the wait of every eager wait (src/ordering.cpp): together about a quarter
-  /// less than cudaEventRecord + cudaStreamWaitEvent on the H200 (bench/RESULTS.md). Null where
-  /// missing (the runtime calls are used then); not part of complete().
+  /// The record and the wait of every eager wait (src/ordering.cpp): together cheaper than
+  /// cudaEventRecord + cudaStreamWaitEvent, which wrap them (bench/RESULTS.md, "Ordering"). Null
+  /// where missing (the runtime calls are used then); not part of complete().
   CUresult (*event_record)(CUevent, CUstream) = nullptr;
   CUresult (*stream_wait_event)(CUstream, CUevent, unsigned int) = nullptr;
   /// The calling thread's capture interaction mode, swapped (src/capture_checks.cpp asks it while

@@ -2,7 +2,7 @@
 #include "capture_checks.hpp"
 #include "cuda_context.hpp"
 #include "error_messages.hpp"
-#include "stream_operations.hpp"
+#include "event_access.hpp"
 
 #include <streamlike/device_guard.hpp>
 #include <streamlike/error.hpp>
@@ -12,21 +12,11 @@
 
 namespace streamlike {
 
-namespace detail {
-
-struct event_access {
-  static event make(cudaEvent_t handle) noexcept { return event(handle); }
-
-  // cudaEventRecord, remembering the capture the stream is in (asked first: capture-safe). A failed
-  // record leaves what the event remembers as it was.
-  static void record(event& e, cudaStream_t stream, const char* type) {
-    const unsigned long long id = capture::capture_id_or_none(stream, type, "record");
-    throw_if_error_of(cudaEventRecord(e.handle_, stream), type, "record: cudaEventRecord");
-    e.capture_id_ = id;
-  }
-};
-
-} // namespace detail
+void detail::event_access::record(event& e, cudaStream_t stream, const char* type) {
+  const unsigned long long id = capture::capture_id_or_none(stream, type, "record");
+  throw_if_error_of(cudaEventRecord(e.handle_, stream), type, "record: cudaEventRecord");
+  e.capture_id_ = id;
+}
 
 namespace {
 
@@ -97,26 +87,6 @@ void event::sync() const {
   detail::capture::refuse_if_unsafe_calls_prohibited("event", "sync", "cudaEventSynchronize");
   detail::throw_if_error(cudaEventSynchronize(handle_), "event::sync: cudaEventSynchronize");
 }
-
-namespace detail {
-
-event stream_operations::record(cudaStream_t stream, const event_options& options, const char* type) {
-  int device = -1;
-  if (options.device) {
-    device = *options.device;
-  } else {
-    device = cuda_context::device_of(stream, type, "record"); // capture-safe, unlike cudaStreamGetDevice
-  }
-  const device_guard on_device(device);
-  cudaEvent_t handle = nullptr;
-  throw_if_error_of(cudaEventCreateWithFlags(&handle, options.timing ? cudaEventDefault : cudaEventDisableTiming), type,
-                    "record: cudaEventCreateWithFlags");
-  event recorded = event_access::make(handle);  // owned from here: destroyed if the record fails
-  event_access::record(recorded, stream, type); // remembers the capture, as event::record
-  return recorded;
-}
-
-} // namespace detail
 
 float elapsed_ms(const event& start, const event& stop) {
   start.require_handle("elapsed_ms (start)");

@@ -1,10 +1,10 @@
-// Cross-stream ordering (include/streamlike/ordering.hpp, and the wait(producer) members) through a
-// per-thread cache of timing-free events.
+// Cross-stream ordering (src/ordering.hpp: what stream_operations::wait(consumer, producer) does)
+// through a per-thread cache of timing-free events.
 #include "capture_checks.hpp"
 #include "cuda_context.hpp"
 #include "driver_entry_points.hpp"
 #include "error_messages.hpp"
-#include "stream_operations.hpp"
+#include "ordering.hpp"
 
 #include <streamlike/device_guard.hpp>
 #include <streamlike/error.hpp>
@@ -107,7 +107,7 @@ void check_capturing_consumer(cudaStream_t consumer, cudaStream_t producer, cons
 }
 
 // Records `event` on the producer and makes the consumer wait for it: on the driver where its
-// entry points exist (the runtime's wrappers cost about a quarter more), and through the runtime
+// entry points exist (the runtime's wrappers cost more: bench/RESULTS.md, "Ordering"), and through the runtime
 // where the driver has no answer, so that a failure is reported with the runtime's error (a
 // failed call changed nothing, so making it again is harmless).
 void record_then_wait(cudaEvent_t event, cudaStream_t producer, cudaStream_t consumer, const char* type) {
@@ -124,8 +124,7 @@ void record_then_wait(cudaEvent_t event, cudaStream_t producer, cudaStream_t con
 
 } // namespace
 
-void stream_operations::wait(cudaStream_t consumer, cudaStream_t producer, const char* type) {
-  if (producer == consumer) return;
+void wait_through_cached_event(cudaStream_t consumer, cudaStream_t producer, const char* type) {
   // One cheap, capture-safe query on the eager path; the rest only for a capturing consumer.
   if (capture::status_or_none(consumer) != cudaStreamCaptureStatusNone) [[unlikely]]
     check_capturing_consumer(consumer, producer, type);

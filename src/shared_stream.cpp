@@ -4,10 +4,10 @@
 #include "cuda_context.hpp"
 #include "error_messages.hpp"
 #include "stream_lifecycle.hpp"
-#include "stream_operations.hpp"
 
 #include <streamlike/detail/shared_stream_access.hpp>
 #include <streamlike/detail/stream_control_block.hpp>
+#include <streamlike/detail/stream_operations.hpp>
 #include <streamlike/error.hpp>
 #include <streamlike/shared_stream.hpp>
 
@@ -30,7 +30,7 @@ namespace {
 
 // The block of a stream streamlike created or adopted: dispose destroys the stream, on its own
 // device, unless it died with its context (cudaDeviceReset).
-class owned_stream_block final : public stream_control_block {
+class destroying_block final : public stream_control_block {
 public:
   using stream_control_block::stream_control_block;
 
@@ -59,8 +59,8 @@ private:
 
 namespace {
 
-shared_stream owned(cudaStream_t handle, const stream_facts& facts) {
-  return shared_stream_access::make(new owned_stream_block(handle, facts));
+shared_stream destroying(cudaStream_t handle, const stream_facts& facts) {
+  return shared_stream_access::make(new destroying_block(handle, facts));
 }
 
 // Never destroyed: shared_streams of the default streams may outlive every static.
@@ -72,7 +72,7 @@ shared_stream immortal(cudaStream_t handle) noexcept { return shared_stream_acce
 shared_stream shared_stream::create(const stream_options& options) {
   const detail::created_stream created = detail::create_stream(options, "shared_stream::create");
   try {
-    return detail::owned(created.handle, detail::facts_of_created(created));
+    return detail::destroying(created.handle, detail::facts_of_created(created));
   } catch (...) { // the stream is ours until its block exists
     detail::destroy_stream_on_device(created.handle, created.device);
     throw;
@@ -80,9 +80,9 @@ shared_stream shared_stream::create(const stream_options& options) {
 }
 
 shared_stream shared_stream::adopt(cudaStream_t handle) {
-  if (detail::names_default_stream(handle)) detail::throw_cannot_own_default("shared_stream::adopt");
+  if (stream_view{handle}.is_default()) detail::throw_cannot_own_default("shared_stream::adopt");
   // Owned only once its block exists: a failure leaves the handle to the caller.
-  return detail::owned(handle, detail::query_facts(handle, "shared_stream", "adopt"));
+  return detail::destroying(handle, detail::query_facts(handle, "shared_stream", "adopt"));
 }
 
 shared_stream shared_stream::legacy_default() noexcept {
@@ -129,43 +129,6 @@ unsigned int shared_stream::query_flags() const {
 int shared_stream::query_priority() const {
   const auto& known = facts("priority");
   return known ? known->priority : detail::stream_operations::priority(handle_, "shared_stream");
-}
-
-bool shared_stream::is_capturing() const {
-  if (block_ == nullptr) throw_empty("is_capturing");
-  return detail::stream_operations::is_capturing(handle_, "shared_stream");
-}
-
-capture_state shared_stream::capture_info() const {
-  if (block_ == nullptr) throw_empty("capture_info");
-  return detail::stream_operations::capture_info(handle_, "shared_stream");
-}
-
-bool shared_stream::is_done() const {
-  if (block_ == nullptr) throw_empty("is_done");
-  return detail::stream_operations::is_done(handle_, "shared_stream");
-}
-
-void shared_stream::sync() const {
-  if (block_ == nullptr) throw_empty("sync");
-  detail::stream_operations::sync(handle_, "shared_stream");
-}
-
-void shared_stream::wait(cudaEvent_t event) const {
-  if (block_ == nullptr) throw_empty("wait");
-  detail::stream_operations::wait(handle_, event, "shared_stream");
-}
-
-void shared_stream::wait_for(stream_view producer) const {
-  detail::stream_operations::wait(handle_, producer.get(), "shared_stream");
-}
-
-event shared_stream::record(const event_options& options) const {
-  const auto& known = facts("record");
-  event_options on_device = options;
-  // The cached device spares a CUDA call; default streams have none, and the record asks.
-  if (!on_device.device && known) on_device.device = known->device;
-  return detail::stream_operations::record(handle_, on_device, "shared_stream");
 }
 
 } // namespace streamlike

@@ -34,10 +34,6 @@ int checked_device(const stream_options& options, const char* who) {
 
 } // namespace
 
-bool names_default_stream(cudaStream_t handle) noexcept {
-  return handle == cudaStream_t{} || handle == cudaStreamLegacy || handle == cudaStreamPerThread;
-}
-
 void throw_cannot_own_default(const char* who) {
   throw std::invalid_argument(std::string("streamlike: ") + who +
                               ": a default stream (0, cudaStreamLegacy, cudaStreamPerThread) cannot be owned; "

@@ -10,9 +10,6 @@
 
 namespace streamlike::detail {
 
-/// 0, cudaStreamLegacy or cudaStreamPerThread: streams nobody can own.
-[[nodiscard]] bool names_default_stream(cudaStream_t handle) noexcept;
-
 /// std::invalid_argument for `who` (e.g. "unique_stream::adopt") given a default stream.
 [[noreturn]] void throw_cannot_own_default(const char* who);
 

@@ -2,8 +2,8 @@
 """Cost of handing an owning stream from one extension module to another's shared_stream parameter.
 
 A streamlike.Stream made by one bridge module (nanobind or pybind11: test/python/owned_stream_*.cpp,
-built -O2 with NDEBUG by bench/python/meson.build) is passed to the other module's function whose parameter is a shared_stream, dropped when the call
-returns:
+built -O2 with NDEBUG by bench/python/meson.build) is passed to the other module's function whose
+parameter is a shared_stream, dropped when the call returns:
     capsule   the shared_stream caster takes an owning reference through __cuda_stream_owned__()
               (a "cuda_stream_owned" capsule: docs/owned-stream-abi.md); no Python object is kept;
     borrowed  the same object read through __cuda_stream__ with a strong reference kept to it (what
@@ -21,6 +21,7 @@ Run on the GPU machine after building (from the repository root):
     python3 bench/python/bench_owned_stream.py --build-dir build-py [--json out.json] [--check]
 Without a GPU (or with --fake) the stream is a fake handle made through the same C ABI.
 """
+
 import argparse
 import json
 import os
@@ -50,7 +51,6 @@ def main():
     args = parse_args()
     sys.path.insert(0, os.path.abspath(os.path.join(args.build_dir, "bench", "python")))  # bench/python/meson.build
     modules = {b: __import__(n) for b, n in MODULES.items()}
-    nb, pb = modules["nanobind"], modules["pybind11"]
     streams = {}
     for binding, m in modules.items():
         kind = "fake"
@@ -76,7 +76,9 @@ def main():
         assert c.held_handle() == s.handle and s.use_count == 2
         c.release_held()
         statements[f"{producer} Stream -> {consumer} shared_stream: capsule"] = f"{consumer}_take_shared(s_{producer})"
-        statements[f"{producer} Stream -> {consumer} shared_stream: borrowed"] = f"{consumer}_take_borrowed(s_{producer})"
+        statements[f"{producer} Stream -> {consumer} shared_stream: borrowed"] = (
+            f"{consumer}_take_borrowed(s_{producer})"
+        )
 
     if args.cpu is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {args.cpu})
@@ -84,8 +86,10 @@ def main():
     loop = rows["empty statement (timeit loop overhead)"]
 
     print()
-    print(f"Python {platform.python_version()}, streams: {', '.join(f'{b} {k}' for b, (_, k) in streams.items())}; "
-          f"median of {args.repeat} interleaved runs x {args.number} calls")
+    print(
+        f"Python {platform.python_version()}, streams: {', '.join(f'{b} {k}' for b, (_, k) in streams.items())}; "
+        f"median of {args.repeat} interleaved runs x {args.number} calls"
+    )
     print()
     print("| hand-off | capsule ns/call | borrowed ns/call | capsule / borrowed | net of loop | target |")
     print("|---|---:|---:|---:|---:|---|")
@@ -98,10 +102,21 @@ def main():
         ok = ratio <= MAX_RATIO
         if not ok:
             misses.append(f"{producer} -> {consumer}: {ratio:.2f}x > {MAX_RATIO}x")
-        print(f"| {producer} -> {consumer} | {cap:.1f} | {bor:.1f} | {ratio:.2f}x | {net:.2f}x | "
-              f"<= {MAX_RATIO}x: {'met' if ok else 'MISSED'} |")
-        results["pairs"].append({"producer": producer, "consumer": consumer, "capsule_ns": cap, "borrowed_ns": bor,
-                                 "ratio": ratio, "ratio_net": net, "met": ok})
+        print(
+            f"| {producer} -> {consumer} | {cap:.1f} | {bor:.1f} | {ratio:.2f}x | {net:.2f}x | "
+            f"<= {MAX_RATIO}x: {'met' if ok else 'MISSED'} |"
+        )
+        results["pairs"].append(
+            {
+                "producer": producer,
+                "consumer": consumer,
+                "capsule_ns": cap,
+                "borrowed_ns": bor,
+                "ratio": ratio,
+                "ratio_net": net,
+                "met": ok,
+            }
+        )
     print(f"\n(empty statement: {loop:.1f} ns)")
 
     # The last drop: on a C++ thread, while this thread keeps the GIL.
@@ -119,8 +134,10 @@ def main():
 
         c.hold(Borrowed())
         borrowed_free = c.drop_held_on_thread_keeping_gil(0.5)
-        print(f"  {producer} -> {consumer}: capsule {'yes' if capsule_free else 'NO'}, "
-              f"borrowed {'yes' if borrowed_free else 'no (needed the GIL)'}")
+        print(
+            f"  {producer} -> {consumer}: capsule {'yes' if capsule_free else 'NO'}, "
+            f"borrowed {'yes' if borrowed_free else 'no (needed the GIL)'}"
+        )
         gil[f"{producer}->{consumer}"] = {"capsule_without_gil": capsule_free, "borrowed_without_gil": borrowed_free}
         if not capsule_free:
             misses.append(f"{producer} -> {consumer}: the capsule's last drop waited for the GIL")

@@ -14,13 +14,14 @@ create streams); the runs of the statements compared are interleaved round by ro
 also times its baseline a second time under another name (a control row, "... again"): if the two
 differ by more than the target's tolerance (5% for the create target, whose margin is 5%; 10% for
 the others), the run could not tell the compared rows apart from noise and the target reads
-INCONCLUSIVE instead of ok or MISSED, as bench/run_all.sh judges the C++ benchmarks. Run on the GPU
+INCONCLUSIVE instead of ok or MISSED, as bench/tools/run_all.sh judges the C++ benchmarks. Run on the GPU
 machine with the package installed (pip install .) or on PYTHONPATH:
 
     python3 bench/python/bench_package.py [--json out.json] [--check]
 
 --check exits 1 if a target is missed, else 3 if one is inconclusive.
 """
+
 import argparse
 import gc
 import json
@@ -61,9 +62,8 @@ def interleaved(stmts, env, number, repeat, after_round=None):
 def main():
     args = parse_args()
     import cuda.core as core
-    import torch
-
     import streamlike
+    import torch
     from streamlike import _streamlike
 
     dev = core.Device()
@@ -74,57 +74,120 @@ def main():
     ca, cb = dev.create_stream(), dev.create_stream()
     pool = streamlike.StreamPool(16)
     env = {
-        "streamlike": streamlike, "SV": streamlike.StreamView, "Stream": streamlike.Stream, "core": core,
-        "dev": dev, "ts": ts, "torch": torch, "raw": _streamlike._raw_create_destroy, "pool": pool,
-        "a": a, "b": b, "ca": ca, "cb": cb, "wait": streamlike.wait,
+        "streamlike": streamlike,
+        "SV": streamlike.StreamView,
+        "Stream": streamlike.Stream,
+        "core": core,
+        "dev": dev,
+        "ts": ts,
+        "torch": torch,
+        "raw": _streamlike._raw_create_destroy,
+        "pool": pool,
+        "a": a,
+        "b": b,
+        "ca": ca,
+        "cb": cb,
+        "wait": streamlike.wait,
     }
 
     def sync_all():
         torch.cuda.synchronize()
 
     results = {}
-    results["view"] = interleaved({
-        "StreamView(torch_stream)": "SV(ts)",
-        "cuda.core Device().create_stream(torch_stream)": "core.Device().create_stream(ts)",
-        "cuda.core dev.create_stream(torch_stream)": "dev.create_stream(ts)",
-        "cuda.core Device().create_stream(torch_stream) again": "core.Device().create_stream(ts)",
-    }, env, args.number // 10, args.repeat)
-    results["create"] = interleaved({
-        "Stream.create() + drop": "Stream.create()",
-        "raw create + destroy (same module)": "raw()",
-        "cuda.core dev.create_stream() + close()": "dev.create_stream().close()",
-        "raw create + destroy (same module) again": "raw()",
-    }, env, args.create_number, args.repeat, sync_all)
-    results["pool"] = interleaved({
-        "StreamPool.get()": "pool.get()",
-        "torch.cuda.Stream()": "torch.cuda.Stream()",
-        "torch.cuda.Stream() again": "torch.cuda.Stream()",
-    }, env, args.create_number, args.repeat, sync_all)
-    results["wait"] = interleaved({
-        "streamlike.wait(a, b)": "wait(a, b)",
-        "cuda.core a.wait(b)": "ca.wait(cb)",
-        "cuda.core a.wait(b) again": "ca.wait(cb)",
-    }, env, args.create_number, args.repeat, sync_all)
+    results["view"] = interleaved(
+        {
+            "StreamView(torch_stream)": "SV(ts)",
+            "cuda.core Device().create_stream(torch_stream)": "core.Device().create_stream(ts)",
+            "cuda.core dev.create_stream(torch_stream)": "dev.create_stream(ts)",
+            "cuda.core Device().create_stream(torch_stream) again": "core.Device().create_stream(ts)",
+        },
+        env,
+        args.number // 10,
+        args.repeat,
+    )
+    results["create"] = interleaved(
+        {
+            "Stream.create() + drop": "Stream.create()",
+            "raw create + destroy (same module)": "raw()",
+            "cuda.core dev.create_stream() + close()": "dev.create_stream().close()",
+            "raw create + destroy (same module) again": "raw()",
+        },
+        env,
+        args.create_number,
+        args.repeat,
+        sync_all,
+    )
+    results["pool"] = interleaved(
+        {
+            "StreamPool.get()": "pool.get()",
+            "torch.cuda.Stream()": "torch.cuda.Stream()",
+            "torch.cuda.Stream() again": "torch.cuda.Stream()",
+        },
+        env,
+        args.create_number,
+        args.repeat,
+        sync_all,
+    )
+    results["wait"] = interleaved(
+        {
+            "streamlike.wait(a, b)": "wait(a, b)",
+            "cuda.core a.wait(b)": "ca.wait(cb)",
+            "cuda.core a.wait(b) again": "ca.wait(cb)",
+        },
+        env,
+        args.create_number,
+        args.repeat,
+        sync_all,
+    )
 
     v, c, p, w = results["view"], results["create"], results["pool"], results["wait"]
     # (name, wanted, ratio, test, control baseline's group and name, tolerance)
     targets = [
-        ("StreamView(torch) vs cuda.core Device().create_stream(torch)", ">= 5x faster",
-         v["cuda.core Device().create_stream(torch_stream)"] / v["StreamView(torch_stream)"], lambda r: r >= 5.0,
-         (v, "cuda.core Device().create_stream(torch_stream)"), 0.10),
-        ("Stream.create()+drop / raw create+destroy", "<= 1.05",
-         c["Stream.create() + drop"] / c["raw create + destroy (same module)"], lambda r: r <= 1.05,
-         (c, "raw create + destroy (same module)"), 0.05),
-        ("cuda.core create+close / Stream.create()+drop", ">= 1.0 (not slower)",
-         c["cuda.core dev.create_stream() + close()"] / c["Stream.create() + drop"], lambda r: r >= 1.0,
-         (c, "raw create + destroy (same module)"), 0.10),
-        ("torch.cuda.Stream() / StreamPool.get()", ">= 10x", p["torch.cuda.Stream()"] / p["StreamPool.get()"],
-         lambda r: r >= 10.0, (p, "torch.cuda.Stream()"), 0.10),
-        ("cuda.core wait / streamlike.wait", ">= 1.5x", w["cuda.core a.wait(b)"] / w["streamlike.wait(a, b)"],
-         lambda r: r >= 1.5, (w, "cuda.core a.wait(b)"), 0.10),
+        (
+            "StreamView(torch) vs cuda.core Device().create_stream(torch)",
+            ">= 5x faster",
+            v["cuda.core Device().create_stream(torch_stream)"] / v["StreamView(torch_stream)"],
+            lambda r: r >= 5.0,
+            (v, "cuda.core Device().create_stream(torch_stream)"),
+            0.10,
+        ),
+        (
+            "Stream.create()+drop / raw create+destroy",
+            "<= 1.05",
+            c["Stream.create() + drop"] / c["raw create + destroy (same module)"],
+            lambda r: r <= 1.05,
+            (c, "raw create + destroy (same module)"),
+            0.05,
+        ),
+        (
+            "cuda.core create+close / Stream.create()+drop",
+            ">= 1.0 (not slower)",
+            c["cuda.core dev.create_stream() + close()"] / c["Stream.create() + drop"],
+            lambda r: r >= 1.0,
+            (c, "raw create + destroy (same module)"),
+            0.10,
+        ),
+        (
+            "torch.cuda.Stream() / StreamPool.get()",
+            ">= 10x",
+            p["torch.cuda.Stream()"] / p["StreamPool.get()"],
+            lambda r: r >= 10.0,
+            (p, "torch.cuda.Stream()"),
+            0.10,
+        ),
+        (
+            "cuda.core wait / streamlike.wait",
+            ">= 1.5x",
+            w["cuda.core a.wait(b)"] / w["streamlike.wait(a, b)"],
+            lambda r: r >= 1.5,
+            (w, "cuda.core a.wait(b)"),
+            0.10,
+        ),
     ]
-    print(f"python {platform.python_version()}, torch {torch.__version__}, cuda.core {getattr(core, '__version__', '?')}, "
-          f"GPU {torch.cuda.get_device_name(0)}")
+    print(
+        f"python {platform.python_version()}, torch {torch.__version__}, "
+        f"cuda.core {getattr(core, '__version__', '?')}, GPU {torch.cuda.get_device_name(0)}"
+    )
     for group in results.values():
         for name, ns in group.items():
             print(f"  {name:<56} {ns:10.1f} ns")
@@ -136,10 +199,13 @@ def main():
             verdict = "INCONCLUSIVE"
         else:
             verdict = "ok" if test(ratio) else "MISSED"
-        verdicts.append({"name": name, "want": want, "ratio": ratio, "control": control, "tolerance": tolerance,
-                         "verdict": verdict})
-        print(f"  {name:<62} {ratio:7.2f}  (want {want})  {verdict}  (control {control:.3f}, "
-              f"|control - 1| <= {tolerance})")
+        verdicts.append(
+            {"name": name, "want": want, "ratio": ratio, "control": control, "tolerance": tolerance, "verdict": verdict}
+        )
+        print(
+            f"  {name:<62} {ratio:7.2f}  (want {want})  {verdict}  (control {control:.3f}, "
+            f"|control - 1| <= {tolerance})"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"ns_per_call": results, "targets": verdicts}, f, indent=1)

@@ -42,6 +42,7 @@ With torch, three more situations are judged against the same work in Python (ea
 --check also fails when a compared library (torch, cuda.core) does not import or a binding's
 test module is missing: a target that could not be measured is not met.
 """
+
 import argparse
 import gc
 import json
@@ -59,8 +60,12 @@ CORE_MIN_SPEEDUP = 3.0  # create_stream(stream) / bound call
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build-dir", default="build-py", help="meson build folder with bench/python/ (default build-py)")
-    p.add_argument("--exporter", default="torch", choices=["torch", "cupy", "cuda.core", "numba", "fake"],
-                   help="whose stream; 'fake': a Python class exporting (0, 0), to smoke-test without a GPU")
+    p.add_argument(
+        "--exporter",
+        default="torch",
+        choices=["torch", "cupy", "cuda.core", "numba", "fake"],
+        help="whose stream; 'fake': a Python class exporting (0, 0), to smoke-test without a GPU",
+    )
     p.add_argument("--number", type=int, default=200_000, help="calls per timing run")
     p.add_argument("--repeat", type=int, default=15, help="timing runs; the median is reported")
     p.add_argument("--cpu", type=int, default=None, help="pin the process to this CPU (e.g. 2) while timing")
@@ -78,8 +83,10 @@ def import_modules(build_dir, unmeasured):
         try:
             found[binding] = __import__(name)
         except ImportError as e:
-            print(f"note: {name} not importable from {folder} ({e}); build with meson setup {build_dir} "
-                  f"-Dpython=enabled && meson compile -C {build_dir}")
+            print(
+                f"note: {name} not importable from {folder} ({e}); build with meson setup {build_dir} "
+                f"-Dpython=enabled && meson compile -C {build_dir}"
+            )
             unmeasured.append(f"the {binding} binding ({name} does not import: {e})")
     if not found:
         sys.exit(f"no bridge module found under {folder}")
@@ -195,8 +202,10 @@ def main():
             assert all(m.handle_of(r) == r.__cuda_stream__()[1] for r in ring)
             for kind in ("view", "shared"):
                 what = "stream_view" if kind == "view" else "shared_stream"
-                for given, ref in (("current_stream()", "current_stream().__cuda_stream__()"),
-                                   ("next_stream()", "next_stream().__cuda_stream__()")):
+                for given, ref in (
+                    ("current_stream()", "current_stream().__cuda_stream__()"),
+                    ("next_stream()", "next_stream().__cuda_stream__()"),
+                ):
                     label = f"{binding}: f({what}) given {given}"
                     time(label, f"{binding}_{kind}({given})")
                     judged.append((label, ref))
@@ -209,9 +218,11 @@ def main():
     core = rows.get("dev.create_stream(s)  [cuda.core]")
 
     print()
-    print(f"Python {platform.python_version()}, exporter {args.exporter} ({type(stream).__module__}."
-          f"{type(stream).__qualname__}), median of {args.repeat} interleaved runs x {args.number} calls"
-          f"{f', pinned to CPU {args.cpu}' if args.cpu is not None else ''}")
+    print(
+        f"Python {platform.python_version()}, exporter {args.exporter} ({type(stream).__module__}."
+        f"{type(stream).__qualname__}), median of {args.repeat} interleaved runs x {args.number} calls"
+        f"{f', pinned to CPU {args.cpu}' if args.cpu is not None else ''}"
+    )
     print()
     print("| statement | ns/call | / __cuda_stream__() | net of loop | cuda.core create_stream / this | net of loop |")
     print("|---|---:|---:|---:|---:|---:|")
@@ -223,11 +234,20 @@ def main():
         vs_protocol_net = None if is_loop else (t - loop) / (protocol - loop)
         speedup = core / t if core else None
         speedup_net = (core - loop) / (t - loop) if core and not is_loop else None
-        print(f"| {label} | {t:.1f} | {vs_protocol:.2f}x | {f'{vs_protocol_net:.2f}x' if vs_protocol_net else '-'} | "
-              f"{f'{speedup:.2f}x' if speedup else '-'} | {f'{speedup_net:.2f}x' if speedup_net else '-'} |")
-        results.append({"statement": label, "ns_per_call": t, "ratio_to_cuda_stream_call": vs_protocol,
-                        "ratio_to_cuda_stream_call_net": vs_protocol_net, "core_speedup": speedup,
-                        "core_speedup_net": speedup_net})
+        print(
+            f"| {label} | {t:.1f} | {vs_protocol:.2f}x | {f'{vs_protocol_net:.2f}x' if vs_protocol_net else '-'} | "
+            f"{f'{speedup:.2f}x' if speedup else '-'} | {f'{speedup_net:.2f}x' if speedup_net else '-'} |"
+        )
+        results.append(
+            {
+                "statement": label,
+                "ns_per_call": t,
+                "ratio_to_cuda_stream_call": vs_protocol,
+                "ratio_to_cuda_stream_call_net": vs_protocol_net,
+                "core_speedup": speedup,
+                "core_speedup_net": speedup_net,
+            }
+        )
         if label.endswith(" given s"):  # the judged rows
             if vs_protocol > VIEW_MAX_RATIO:
                 misses.append(f"{label}: {vs_protocol:.2f}x __cuda_stream__() (target <= {VIEW_MAX_RATIO}x)")
@@ -240,10 +260,20 @@ def main():
         for label, ref in judged:
             ratio = rows[label] / rows[ref]
             ok = ratio <= VIEW_MAX_RATIO
-            print(f"| {label} | {rows[label]:.1f} | {ref} | {rows[ref]:.1f} | {ratio:.2f}x | "
-                  f"<= {VIEW_MAX_RATIO}x: {'met' if ok else 'MISSED'} |")
-            results.append({"statement": label, "ns_per_call": rows[label], "against": ref,
-                            "against_ns_per_call": rows[ref], "ratio": ratio, "target": VIEW_MAX_RATIO})
+            print(
+                f"| {label} | {rows[label]:.1f} | {ref} | {rows[ref]:.1f} | {ratio:.2f}x | "
+                f"<= {VIEW_MAX_RATIO}x: {'met' if ok else 'MISSED'} |"
+            )
+            results.append(
+                {
+                    "statement": label,
+                    "ns_per_call": rows[label],
+                    "against": ref,
+                    "against_ns_per_call": rows[ref],
+                    "ratio": ratio,
+                    "target": VIEW_MAX_RATIO,
+                }
+            )
             if not ok:
                 misses.append(f"{label}: {ratio:.2f}x {ref} (target <= {VIEW_MAX_RATIO}x)")
     print()
@@ -252,14 +282,32 @@ def main():
         unmeasured.append(f"the torch rows (exporter {args.exporter})")
     if unmeasured:
         print("not measured: " + "; ".join(unmeasured))
-    print("targets: " + ("MISSED:\n  " + "\n  ".join(misses) if misses else
-                         "NOT ALL JUDGED (see 'not measured')" if unmeasured else "all met"))
+    print(
+        "targets: "
+        + (
+            "MISSED:\n  " + "\n  ".join(misses)
+            if misses
+            else "NOT ALL JUDGED (see 'not measured')"
+            if unmeasured
+            else "all met"
+        )
+    )
 
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"python": platform.python_version(), "exporter": args.exporter, "number": args.number,
-                       "repeat": args.repeat, "rows": results, "missed": misses, "not_measured": unmeasured},
-                      f, indent=2)
+            json.dump(
+                {
+                    "python": platform.python_version(),
+                    "exporter": args.exporter,
+                    "number": args.number,
+                    "repeat": args.repeat,
+                    "rows": results,
+                    "missed": misses,
+                    "not_measured": unmeasured,
+                },
+                f,
+                indent=2,
+            )
     return 1 if (args.check and (misses or unmeasured)) else 0
 
 

@@ -84,7 +84,7 @@ private:
 /// Captures what `body(view)` queues on `stream` into a graph: a capture_scope around one call.
 /// If `body` throws, the capture is ended, its graph destroyed and the exception passed on.
 template <class S, class Body>
-  requires(stream_like<S>&& std::invocable<Body&, stream_view>)
+  requires stream_like<S> && std::invocable<Body&, stream_view>
 [[nodiscard]] graph capture(S&& stream, Body&& body, capture_mode mode = capture_mode::global) {
   capture_scope scope = capture_scope::begin(std::forward<S>(stream), mode);
   std::invoke(body, scope.stream());

@@ -66,8 +66,7 @@ consteval route choose() {
 }
 
 template <class T>
-concept routed = choose<T>()
-< route::lvalue_owner;
+concept routed = (choose<T>() < route::lvalue_owner);
 
 } // namespace detail::export_stream_routes
 

@@ -223,8 +223,7 @@ struct get_stream_t {
                   "streamlike::get_stream: this type is not stream_like. Opt it in by one of these routes (tried "
                   "in this order): (1) tag_invoke(streamlike::get_stream_t, const T&) returning stream_view, found "
                   "by ADL; (2) an implicit conversion to cudaStream_t or cuda::stream_ref; (3) a member "
-                  "get_stream(), stream() or query(cuda::get_stream_t) returning a stream handle. See the README, "
-                  "section 'Opting a type in'.");
+                  "get_stream(), stream() or query(cuda::get_stream_t) returning a stream handle. See docs/routes.md.");
   }
 };
 

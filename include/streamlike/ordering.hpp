@@ -12,7 +12,7 @@ namespace streamlike {
 
 /// Work queued on `consumer` from now on waits for the work already queued on `producer`, also
 /// when they live on different devices; a no-op when both are the same stream. No event is
-/// created per call: each thread keeps one cudaEventDisableTiming event per device, recorded
+/// created per call: each thread keeps one cudaEventDisableTiming event per CUDA context, recorded
 /// on the producer and waited on by the consumer (a wait captures the event's state when it is
 /// queued, so the event can be reused at once). Throws streamlike::error on CUDA failures.
 template <class Consumer, class Producer>

@@ -18,11 +18,10 @@
 #define STREAMLIKE_SHARED_STREAM_HPP
 
 #include <streamlike/detail/stream_control_block.hpp>
-#include <streamlike/capture_state.hpp>
 #include <streamlike/detail/export.hpp>
+#include <streamlike/detail/owner_operations.hpp>
 #include <streamlike/enable_stream_owner.hpp>
 #include <streamlike/error.hpp>
-#include <streamlike/event.hpp>
 #include <streamlike/get_stream.hpp>
 #include <streamlike/stream_like.hpp>
 #include <streamlike/stream_options.hpp>
@@ -43,8 +42,12 @@ struct shared_stream_access;
 } // namespace detail
 
 /// A refcounted stream: copies share it, and the last one releases it (see the file comment).
-class STREAMLIKE_API shared_stream {
+class STREAMLIKE_API shared_stream : public detail::owner_operations<shared_stream> {
 public:
+  // view(), get(), get_stream(), the conversions to the view types, is_capturing(), capture_info(),
+  // is_done(), sync(), wait(), record() and `== view` come from detail::owner_operations (errors
+  // name "shared_stream::<operation>").
+
   /// Empty: owns nothing, views nothing.
   constexpr shared_stream() noexcept = default;
 
@@ -96,84 +99,6 @@ public:
 
   /// False when empty (default-constructed, moved-from or reset).
   [[nodiscard]] explicit operator bool() const noexcept { return block_ != nullptr; }
-
-  /// The view; throws streamlike::error on an empty shared_stream.
-  [[nodiscard]] stream_view view() const {
-    if (block_ == nullptr) [[unlikely]]
-      throw_empty("view");
-    return stream_view{handle_};
-  }
-  /// The raw handle, still owned; throws streamlike::error on an empty shared_stream.
-  [[nodiscard]] cudaStream_t get() const {
-    if (block_ == nullptr) [[unlikely]]
-      throw_empty("get");
-    return handle_;
-  }
-
-  // The get_stream member route (also how CCCL's cuda::get_stream accepts a shared_stream).
-  // Only on lvalues: a temporary may hold the last reference, and its view would dangle.
-  [[nodiscard]] stream_view get_stream() const& { return view(); }
-  void get_stream() && = delete;
-  void get_stream() const&& = delete;
-
-  // Conversions, as rmm::cuda_stream has them: implicit to the view types on lvalues, so an owner
-  // passes wherever CCCL (cuda::launch, a cuda::stream_ref parameter) or streamlike takes a view;
-  // refused on rvalues, as get_stream refuses them (a temporary's view would dangle). Each throws
-  // the "empty" error of view() on an empty shared_stream. Through them get_stream reaches an lvalue
-  // owner by its handle route (route 2), which gives the same view as the member get_stream()
-  // and, like it, is not noexcept.
-
-  /// The view (implicit, lvalues only).
-  operator stream_view() const& { return view(); }
-  /// A cuda::stream_ref of the stream (implicit, lvalues only): cuda::launch(owner, ...) compiles.
-  operator cuda::stream_ref() const& { return cuda::stream_ref{view().get()}; }
-  /// The raw handle, still owned (explicit, as rmm::cuda_stream's: an implicit one would hand the
-  /// handle to any cudaStream_t or void* parameter unnoticed).
-  explicit operator cudaStream_t() const& { return get(); }
-  operator stream_view() && = delete;
-  operator stream_view() const&& = delete;
-  operator cuda::stream_ref() && = delete;
-  operator cuda::stream_ref() const&& = delete;
-  explicit operator cudaStream_t() && = delete;
-  explicit operator cudaStream_t() const&& = delete;
-
-  // No query(cuda::get_stream_t): CCCL's cuda::get_stream finds get_stream() and query() side by
-  // side (a type with both is an ambiguous call there) and requires query to be noexcept, which an
-  // owner that may be empty cannot be (README, "Owning streams").
-
-  // The stream's operations, with stream_view's semantics (this type's view().sync() and so on,
-  // except that errors name this type). Each throws streamlike::error naming
-  // "shared_stream::<operation>" on an empty shared_stream or a failed CUDA call.
-
-  /// True while the stream is in a CUDA graph capture, active or invalidated (cudaStreamIsCapturing).
-  [[nodiscard]] bool is_capturing() const;
-  /// The stream's capture status, capture id and the graph being built (cudaStreamGetCaptureInfo).
-  [[nodiscard]] capture_state capture_info() const;
-  /// True once all work queued so far has completed (cudaStreamQuery). Refused while capturing.
-  [[nodiscard]] bool is_done() const;
-  /// Blocks the calling thread until all work queued so far has completed (cudaStreamSynchronize).
-  /// Refused while capturing.
-  void sync() const;
-  /// Work queued on this stream from now on waits for `event` (cudaStreamWaitEvent).
-  void wait(cudaEvent_t event) const;
-  /// Work queued on this stream from now on waits for the work already queued on `producer`, any
-  /// stream_like object (an owner as an lvalue), also across devices; a no-op when both are the
-  /// same stream. No event is created per call (see ordering.hpp).
-  template <class Producer>
-    requires stream_like<Producer>
-  void wait(Producer&& producer) const {
-    if (block_ == nullptr) [[unlikely]]
-      throw_empty("wait");
-    wait_for(streamlike::get_stream(std::forward<Producer>(producer)));
-  }
-  // Neither 0 nor nullptr is an event or a stream.
-  template <class Integer>
-    requires std::integral<Integer>
-  void wait(Integer) const = delete;
-  void wait(std::nullptr_t) const = delete;
-  /// A new event holding the work queued on this stream so far: as streamlike::record(*this,
-  /// options) (event.hpp), created on the stream's device unless options.device says otherwise.
-  [[nodiscard]] event record(const event_options& options = {}) const;
 
   /// How many shared_streams share this stream; 0 when empty.
   [[nodiscard]] long use_count() const noexcept { return block_ != nullptr ? block_->use_count() : 0; }
@@ -227,22 +152,17 @@ public:
     return a.handle_ == b.handle_ && (a.block_ == nullptr) == (b.block_ == nullptr);
   }
 
-  /// An owner equals a view (stream_view, cuda::stream_ref, cudaStream_t) of the stream it holds;
-  /// an empty one equals none. Declared here, for exactly those types, so that `owner == view`
-  /// and `view == owner` are never ambiguous between the view types' own comparisons.
-  template <class View>
-    requires(std::same_as<View, stream_view> || std::same_as<View, cuda::stream_ref> ||
-             std::same_as<View, cudaStream_t>)
-  [[nodiscard]] friend bool operator==(const shared_stream& owner, const View& view) noexcept {
-    return owner.block_ != nullptr && owner.handle_ == stream_view{view}.get();
-  }
-
 private:
   friend struct detail::shared_stream_access;
+  friend class detail::owner_operations<shared_stream>;
+  static constexpr const char type_name[] = "shared_stream";
   // Adopts the block's initial reference.
   explicit shared_stream(detail::stream_control_block* block) noexcept : handle_(block->handle()), block_(block) {}
   [[noreturn]] static void throw_empty(const char* what);
-  void wait_for(stream_view producer) const;
+  [[nodiscard]] std::optional<int> known_device() const noexcept {
+    if (const detail::stream_facts* known = known_facts()) return known->device;
+    return std::nullopt;
+  }
   // The block's facts (std::nullopt for a default stream); throws on an empty shared_stream.
   [[nodiscard]] const std::optional<detail::stream_facts>& facts(const char* operation) const;
   [[nodiscard]] const detail::stream_facts* known_facts() const noexcept {
@@ -257,6 +177,9 @@ private:
   cudaStream_t handle_ = nullptr;
   detail::stream_control_block* block_ = nullptr;
 };
+
+static_assert(sizeof(shared_stream) == 2 * sizeof(void*),
+              "shared_stream is a handle and a block, its base takes no room");
 
 namespace detail {
 // A temporary shared_stream may hold the last reference: get_stream refuses it as it refuses

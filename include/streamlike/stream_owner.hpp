@@ -19,9 +19,10 @@ namespace streamlike {
 /// T owns its stream alone: destroying a T destroys the stream. Opt in with
 /// enable_stream_owner<T>; the owner must also be stream_like as an lvalue. shared_stream is not
 /// one (it shares ownership; see above).
+// (add_lvalue_reference_t, not `std::remove_cvref_t<T>&`, which clang-format 14 misreads.)
 template <class T>
-concept stream_owner = enable_stream_owner<std::remove_cvref_t<T>> && stream_like < std::remove_cvref_t<T>
-& > ;
+concept stream_owner =
+    enable_stream_owner<std::remove_cvref_t<T>> && stream_like<std::add_lvalue_reference_t<std::remove_cvref_t<T>>>;
 
 } // namespace streamlike
 

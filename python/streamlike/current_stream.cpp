@@ -83,17 +83,17 @@ PyObject* seen_key(int32_t device, void* stream) noexcept {
 int cupy_get(void*, int32_t device, void** stream) {
   if (PyGILState_Check() == 0) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
   const python_error_guard keep;
-  sd::owned_object device_obj = sd::owned_object::steal(PyLong_FromLong(device));
+  sd::scoped_ref device_obj = sd::scoped_ref::steal(PyLong_FromLong(device));
   if (!device_obj) return STREAMLIKE_CURRENT_STREAM_FAILED;
-  sd::owned_object current = sd::owned_object::steal(PyObject_CallOneArg(cupy.get_current_stream, device_obj.get()));
+  sd::scoped_ref current = sd::scoped_ref::steal(PyObject_CallOneArg(cupy.get_current_stream, device_obj.get()));
   if (!current) return STREAMLIKE_CURRENT_STREAM_FAILED;
-  sd::owned_object ptr = sd::owned_object::steal(PyObject_GetAttrString(current.get(), "ptr"));
+  sd::scoped_ref ptr = sd::scoped_ref::steal(PyObject_GetAttrString(current.get(), "ptr"));
   if (!ptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
   void* handle = PyLong_AsVoidPtr(ptr.get());
   if (handle == nullptr && PyErr_Occurred() != nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
   *stream = handle;
   if (PyDict_Size(cupy.seen) >= cupy_seen_limit) PyDict_Clear(cupy.seen);
-  if (sd::owned_object key = sd::owned_object::steal(seen_key(device, handle)))
+  if (sd::scoped_ref key = sd::scoped_ref::steal(seen_key(device, handle)))
     (void)PyDict_SetItem(cupy.seen, key.get(), current.get());
   return STREAMLIKE_CURRENT_STREAM_OK;
 }
@@ -101,11 +101,11 @@ int cupy_get(void*, int32_t device, void** stream) {
 int cupy_set(void*, int32_t device, void* stream) {
   if (PyGILState_Check() == 0) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
   const python_error_guard keep;
-  sd::owned_object key = sd::owned_object::steal(seen_key(device, stream));
+  sd::scoped_ref key = sd::scoped_ref::steal(seen_key(device, stream));
   if (!key) return STREAMLIKE_CURRENT_STREAM_FAILED;
-  sd::owned_object target = sd::owned_object::borrow(PyDict_GetItemWithError(cupy.seen, key.get()));
+  sd::scoped_ref target = sd::scoped_ref::borrow(PyDict_GetItemWithError(cupy.seen, key.get()));
   if (!target) {
-    target = sd::owned_object::steal(PyObject_CallFunction(
+    target = sd::scoped_ref::steal(PyObject_CallFunction(
         cupy.external_stream, "Ki", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(stream)),
         static_cast<int>(device)));
     if (!target) return STREAMLIKE_CURRENT_STREAM_FAILED;
@@ -114,7 +114,7 @@ int cupy_set(void*, int32_t device, void* stream) {
   // to) to be the current one: the library's device_guard makes it so for the call.
   try {
     const streamlike::device_guard on_device{static_cast<int>(device)};
-    sd::owned_object done = sd::owned_object::steal(PyObject_CallMethod(target.get(), "use", nullptr));
+    sd::scoped_ref done = sd::scoped_ref::steal(PyObject_CallMethod(target.get(), "use", nullptr));
     return done ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
   } catch (...) {
     return STREAMLIKE_CURRENT_STREAM_FAILED;
@@ -135,7 +135,7 @@ void register_cupy_if_loaded() noexcept {
     return;
   }
   const python_error_guard keep;
-  sd::owned_object cuda = sd::owned_object::steal(PyImport_ImportModule("cupy.cuda"));
+  sd::scoped_ref cuda = sd::scoped_ref::steal(PyImport_ImportModule("cupy.cuda"));
   if (!cuda) return;
   cupy.get_current_stream = PyObject_GetAttrString(cuda.get(), "get_current_stream");
   cupy.external_stream = PyObject_GetAttrString(cuda.get(), "ExternalStream");
@@ -186,7 +186,7 @@ PyObject* from_address = nullptr; // streamlike._streamlike.from_address (strong
 /// A StreamView of `stream`, made by the package's from_address.
 PyObject* new_view(stream_view stream) noexcept {
   if (from_address == nullptr) {
-    sd::owned_object module = sd::owned_object::steal(PyImport_ImportModule("streamlike._streamlike"));
+    sd::scoped_ref module = sd::scoped_ref::steal(PyImport_ImportModule("streamlike._streamlike"));
     if (!module) return nullptr;
     from_address = PyObject_GetAttrString(module.get(), "from_address");
     if (from_address == nullptr) return nullptr;

@@ -5,6 +5,7 @@
 Usage: c_header_test.py --compiler CC --include DIR --source FILE --work DIR
 Exit status: 0 clean and passing, 1 a warning, an error or a failed run, 77 no such compiler.
 """
+
 import argparse
 import os
 import shutil
@@ -27,8 +28,19 @@ def main():
     failed = False
     for std in ["c99", "c11"]:
         exe = os.path.join(args.work, f"c_header_{std}")
-        cmd = [cc, f"-std={std}", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I", args.include, args.source,
-               "-o", exe]
+        cmd = [
+            cc,
+            f"-std={std}",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            "-I",
+            args.include,
+            args.source,
+            "-o",
+            exe,
+        ]
         print(" ".join(cmd))
         built = subprocess.run(cmd, capture_output=True, text=True)
         if built.returncode != 0 or built.stderr.strip():

@@ -130,7 +130,7 @@ TEST_CASE("streamlike's types work in cuda::get_stream (3.1+)") {
   static_assert(!streamlike::stream_like<streamlike::unique_stream>);
 }
 
-// Why the owners have no query(cuda::get_stream_t) (README, "Owning streams"): with CCCL 3.6, a
+// Why the owners have no query(cuda::get_stream_t) (docs/owners.md): with CCCL 3.6, a
 // type with both a get_stream() member and that query is an ambiguous call in cuda::get_stream.
 // If this starts to hold, CCCL has lifted the ambiguity and the owners can gain the query.
 struct get_stream_and_query {

@@ -7,6 +7,7 @@ The example is the first ```cpp fenced block after the line `<!-- docs_example: 
 Exit status 1 (and no OUTPUT) if the marker or its block is missing: a test must not silently
 compile nothing.
 """
+
 import re
 import sys
 

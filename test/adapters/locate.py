@@ -18,6 +18,7 @@ the newer CCCL, unless -Dcccl_include_dir names one; scripts/setup unpacks into 
 Python packages are located with importlib.util.find_spec, which does not import them (importing
 cuda.cccl would demand cuda.bindings), except torch, whose paths only torch can tell.
 """
+
 import importlib.util
 import os
 import sys
@@ -43,11 +44,13 @@ def first_dir(candidates):
 
 def locate_cccl(root):
     pip_headers = package_dir("cuda.cccl")
-    found = first_dir([
-        os.environ.get("STREAMLIKE_NEWER_CCCL"),
-        root / ".deps" / "cccl" / "include",
-        pip_headers / "headers" / "include" if pip_headers else None,
-    ])
+    found = first_dir(
+        [
+            os.environ.get("STREAMLIKE_NEWER_CCCL"),
+            root / ".deps" / "cccl" / "include",
+            pip_headers / "headers" / "include" if pip_headers else None,
+        ]
+    )
     if found is None or not (found / "cuda" / "std" / "version").is_file():
         return None, "no newer CCCL (set STREAMLIKE_NEWER_CCCL, run scripts/setup, or pip install cuda-cccl)"
     return [f"include={found}"], None
@@ -63,7 +66,7 @@ def locate_rmm(root):
         return None, "no RMM headers (run scripts/setup, pip install librmm-cu13, or set STREAMLIKE_RMM_ROOT)"
     logger = locate_librmm_like(root, "STREAMLIKE_RAPIDS_LOGGER_ROOT", "rapids_logger", "rapids_logger")
     if logger is None or not (logger / "lib64" / "librapids_logger.so").is_file():
-        return None, "RMM found at %s but not rapids_logger, which librmm.so needs" % rmm
+        return None, f"RMM found at {rmm} but not rapids_logger, which librmm.so needs"
     lines = [f"include={rmm / 'include'}"]
     # RMM needs a newer CCCL than CUDA 13.0's and ships the one it was built with.
     if (rmm / "include" / "rapids" / "cuda").is_dir():
@@ -74,11 +77,11 @@ def locate_rmm(root):
 
 def locate_torch(_root):
     if package_dir("torch") is None:
-        return None, "torch is not importable by %s" % sys.executable
+        return None, f"torch is not importable by {sys.executable}"
     try:
         from torch.utils import cpp_extension
     except Exception as e:  # a broken torch install: report, do not crash the configure step
-        return None, "import torch failed: %s" % e
+        return None, f"import torch failed: {e}"
     lines = [f"include={d}" for d in cpp_extension.include_paths()]
     lines += [f"libdir={d}" for d in cpp_extension.library_paths()]
     return lines, None

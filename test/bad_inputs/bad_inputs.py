@@ -12,6 +12,7 @@ The document has two generated sections, each between marker comments:
     bad_inputs.py --write [--program PATH]   rewrite the compile-time section, and the run-time one
                                              from PATH (the built bad_inputs program) when given
 """
+
 import argparse
 import pathlib
 import re
@@ -22,10 +23,14 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 DOC = ROOT / "docs" / "bad-inputs.md"
 COMPILE_FAIL = ROOT / "test" / "compile_fail"
 
-RUN_TIME = ("<!-- BEGIN GENERATED: run-time bad inputs (test/bad_inputs/bad_inputs.cpp) -->",
-            "<!-- END GENERATED: run-time bad inputs -->")
-COMPILE_TIME = ("<!-- BEGIN GENERATED: compile-time bad inputs (test/bad_inputs/bad_inputs.py) -->",
-                "<!-- END GENERATED: compile-time bad inputs -->")
+RUN_TIME = (
+    "<!-- BEGIN GENERATED: run-time bad inputs (test/bad_inputs/bad_inputs.cpp) -->",
+    "<!-- END GENERATED: run-time bad inputs -->",
+)
+COMPILE_TIME = (
+    "<!-- BEGIN GENERATED: compile-time bad inputs (test/bad_inputs/bad_inputs.py) -->",
+    "<!-- END GENERATED: compile-time bad inputs -->",
+)
 
 DIRECTIVE = re.compile(r"^\s*//\s*expected-error-re:\s*(.*?)\s*$")
 UNEXPECTED = re.compile(r"^\s*//\s*unexpected-error-re:\s*(.*?)\s*$")
@@ -71,18 +76,24 @@ def describe(path):
 
 
 def render_compile_time():
-    out = ["Each source below is compiled by the `compile-fail` suite (test/compile_fail/check.py) with g++",
-           "and clang++: it must fail, with diagnostics matching every pattern shown and none of those it",
-           "must not match (an ambiguity, say, which would also fail to compile but for another reason), and",
-           "compile cleanly without the offending code.",
-           "",
-           "| source | offending code | promise | diagnostics match | and do not match |",
-           "|---|---|---|---|---|"]
+    out = [
+        "Each source below is compiled by the `compile-fail` suite (test/compile_fail/check.py) with g++",
+        "and clang++: it must fail, with diagnostics matching every pattern shown and none of those it",
+        "must not match (an ambiguity, say, which would also fail to compile but for another reason), and",
+        "compile cleanly without the offending code.",
+        "",
+        "| source | offending code | promise | diagnostics match | and do not match |",
+        "|---|---|---|---|---|",
+    ]
     for path in sorted(COMPILE_FAIL.glob("*.cpp")):
         bad, promise, expected, unexpected = describe(path)
-        out.append(f"| {code('test/compile_fail/' + path.name)} | {code(bad)} | {promise.replace('|', chr(92) + '|')} | "
-                   + " and ".join(code(e) for e in expected) + " | "
-                   + (" nor ".join(code(u) for u in unexpected) or "-") + " |")
+        out.append(
+            f"| {code('test/compile_fail/' + path.name)} | {code(bad)} | {promise.replace('|', chr(92) + '|')} | "
+            + " and ".join(code(e) for e in expected)
+            + " | "
+            + (" nor ".join(code(u) for u in unexpected) or "-")
+            + " |"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -91,11 +102,11 @@ def split(text, markers):
     begin, end = markers
     lines = text.splitlines(keepends=True)
     try:
-        b = next(i for i, l in enumerate(lines) if l.rstrip("\n") == begin)
-        e = next(i for i, l in enumerate(lines) if l.rstrip("\n") == end and i > b)
+        b = next(i for i, line in enumerate(lines) if line.rstrip("\n") == begin)
+        e = next(i for i, line in enumerate(lines) if line.rstrip("\n") == end and i > b)
     except StopIteration:
-        raise SystemExit(f"bad_inputs.py: {DOC} lacks the marker lines:\n  {begin}\n  {end}")
-    return "".join(lines[: b + 1]), "".join(lines[b + 1: e]), "".join(lines[e:])
+        raise SystemExit(f"bad_inputs.py: {DOC} lacks the marker lines:\n  {begin}\n  {end}") from None
+    return "".join(lines[: b + 1]), "".join(lines[b + 1 : e]), "".join(lines[e:])
 
 
 def first_difference(have, want):
@@ -121,18 +132,23 @@ def main():
     if args.check:
         _, have, _ = split(text, COMPILE_TIME)
         if have != compile_time:
-            print(f"bad_inputs.py: {DOC.relative_to(ROOT)} is stale at {first_difference(have, compile_time)}\n"
-                  "Regenerate: test/bad_inputs/bad_inputs.py --write --program <build>/test/bad_inputs/bad_inputs")
+            print(
+                f"bad_inputs.py: {DOC.relative_to(ROOT)} is stale at {first_difference(have, compile_time)}\n"
+                "Regenerate: test/bad_inputs/bad_inputs.py --write --program <build>/test/bad_inputs/bad_inputs"
+            )
             return 1
-        print(f"bad_inputs.py: the compile-time section lists all {len(list(COMPILE_FAIL.glob('*.cpp')))} "
-              "test/compile_fail/*.cpp, as they are")
+        print(
+            f"bad_inputs.py: the compile-time section lists all {len(list(COMPILE_FAIL.glob('*.cpp')))} "
+            "test/compile_fail/*.cpp, as they are"
+        )
         return 0
 
     before, _, after = split(text, COMPILE_TIME)
     text = before + compile_time + after
     if args.program:
-        run_time = subprocess.run([str(args.program), "--print-table"], check=True, capture_output=True,
-                                  text=True).stdout
+        run_time = subprocess.run(
+            [str(args.program), "--print-table"], check=True, capture_output=True, text=True
+        ).stdout
         before, _, after = split(text, RUN_TIME)
         text = before + run_time + after
     DOC.write_text(text, encoding="utf-8")

@@ -13,6 +13,7 @@ compiled with -fsyntax-only twice:
      that the failure comes from the guarded statement, not from a typo elsewhere.
 Exit status 0 on success, 1 on any mismatch (with the first 30 lines of diagnostics).
 """
+
 import os
 import re
 import subprocess
@@ -89,18 +90,26 @@ def main(argv):
     for regex in unexpected:
         m = regex.search(output)
         if m:
-            fail(name, f"failed to compile, but the diagnostics match the unexpected /{regex.pattern}/ "
-                 f"(at: {m.group(0)!r})", output)
+            fail(
+                name,
+                f"failed to compile, but the diagnostics match the unexpected /{regex.pattern}/ (at: {m.group(0)!r})",
+                output,
+            )
 
     rc, output, cmd = compile_source(command, source, [f"-D{CONTROL}", "-Werror"])
     if rc is None:
         fail(name, output)
     if rc != 0:
-        fail(name, f"the control build (-D{CONTROL}) must compile cleanly but did not; the failure above "
-             "may come from some other line\n  command: " + " ".join(cmd), output)
+        fail(
+            name,
+            f"the control build (-D{CONTROL}) must compile cleanly but did not; the failure above "
+            "may come from some other line\n  command: " + " ".join(cmd),
+            output,
+        )
 
-    print(f"PASS {name}: refused with " + ", ".join(f"/{r.pattern}/" for r in expected) +
-          f"; compiles with -D{CONTROL}")
+    print(
+        f"PASS {name}: refused with " + ", ".join(f"/{r.pattern}/" for r in expected) + f"; compiles with -D{CONTROL}"
+    )
     return 0
 
 

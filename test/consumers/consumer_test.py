@@ -18,6 +18,7 @@ KIND (each project is copied from test/consumers/KIND into WORK/KIND, fresh, wit
 Each program must exit 0 and print its handles and "ok". Every check that fails says what it saw.
 Exit status: 0 pass, 1 fail, 77 skip (a tool the build system needs is missing).
 """
+
 import argparse
 import hashlib
 import os
@@ -40,12 +41,20 @@ class Failure(Exception):
 
 def run(cmd, cwd=None, env=None):
     print("+ " + " ".join(str(c) for c in cmd), flush=True)
-    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=TIMEOUT_S)
+    proc = subprocess.run(
+        [str(c) for c in cmd],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
     if proc.returncode != 0:
         lines = proc.stdout.splitlines()
-        raise Failure(f"exit status {proc.returncode}: {' '.join(str(c) for c in cmd)}\n" +
-                      "\n".join(lines[-SHOWN_LINES:]))
+        raise Failure(
+            f"exit status {proc.returncode}: {' '.join(str(c) for c in cmd)}\n" + "\n".join(lines[-SHOWN_LINES:])
+        )
     return proc.stdout
 
 
@@ -69,10 +78,12 @@ def staged_install(args, project):
     stage = project / "stage"
     run(args.meson + ["install", "-C", args.build_root, "--no-rebuild", "--quiet", "--destdir", stage])
     prefix = stage / args.prefix.lstrip("/")
-    for installed in [staged(args, prefix, args.includedir) / "streamlike" / "streamlike.hpp",
-                      staged(args, prefix, args.libdir) / "pkgconfig" / "streamlike.pc",
-                      staged(args, prefix, args.libdir) / "cmake" / "streamlike" / "streamlikeConfig.cmake",
-                      staged(args, prefix, args.libdir) / "cmake" / "streamlike" / "streamlikeConfigVersion.cmake"]:
+    for installed in [
+        staged(args, prefix, args.includedir) / "streamlike" / "streamlike.hpp",
+        staged(args, prefix, args.libdir) / "pkgconfig" / "streamlike.pc",
+        staged(args, prefix, args.libdir) / "cmake" / "streamlike" / "streamlikeConfig.cmake",
+        staged(args, prefix, args.libdir) / "cmake" / "streamlike" / "streamlikeConfigVersion.cmake",
+    ]:
         if not installed.is_file():
             raise Failure(f"meson install did not install {installed.relative_to(stage)}")
     return prefix
@@ -87,9 +98,11 @@ def staged(args, prefix, folder):
 def check_program(program, expected_consumer):
     out = run([program])
     print(out, end="")
-    expected = [f"streamlike consumer ({expected_consumer}): stream handle 0x1",
-                f"streamlike consumer ({expected_consumer}): stream handle 0x2",
-                f"streamlike consumer ({expected_consumer}): ok"]
+    expected = [
+        f"streamlike consumer ({expected_consumer}): stream handle 0x1",
+        f"streamlike consumer ({expected_consumer}): stream handle 0x2",
+        f"streamlike consumer ({expected_consumer}): ok",
+    ]
     for line in expected:
         if line not in out.splitlines():
             raise Failure(f"the program's output lacks the line {line!r}")
@@ -101,7 +114,9 @@ def cmake_consumer(args, work):
     prefix = staged_install(args, project)
     build = project / "build"
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    run(["cmake", "-S", project, "-B", build, *generator, f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release"])
+    run(
+        ["cmake", "-S", project, "-B", build, *generator, f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release"]
+    )
     # The package found must be the one just installed, not some other streamlike on the machine.
     cache = (build / "CMakeCache.txt").read_text()
     expected_dir = staged(args, prefix, args.libdir) / "cmake" / "streamlike"
@@ -133,8 +148,7 @@ def release_tarball(args, destination):
         for name in RELEASE_PATHS:
             path = root / name
             if path.exists():
-                tar.add(path, arcname=f"{top}/{name}",
-                        filter=lambda info: None if "__pycache__" in info.name else info)
+                tar.add(path, arcname=f"{top}/{name}", filter=lambda info: None if "__pycache__" in info.name else info)
     return top
 
 
@@ -149,8 +163,11 @@ def meson_consumer(args, work):
     template = (subprojects / "streamlike.wrap.in").read_text()
     (subprojects / "streamlike.wrap.in").unlink()
     (subprojects / "streamlike.wrap").write_text(
-        template.replace("@DIRECTORY@", top).replace("@FILENAME@", filename).replace("@SHA256@", digest)
-        .replace("@URL@", (cache / filename).as_uri()))
+        template.replace("@DIRECTORY@", top)
+        .replace("@FILENAME@", filename)
+        .replace("@SHA256@", digest)
+        .replace("@URL@", (cache / filename).as_uri())
+    )
     build = project / "build"
     out = run(args.meson + ["setup", build, project, "--wrap-mode=nodownload", "--force-fallback-for=streamlike"])
     # dependency('streamlike') must come from the subproject unpacked from the tarball, through its
@@ -160,10 +177,13 @@ def meson_consumer(args, work):
         raise Failure(f"the wrap was not unpacked into subprojects/{top}")
     if not any(line.startswith("Executing subproject streamlike") for line in lines):
         raise Failure("meson did not run the streamlike subproject:\n" + "\n".join(lines[-SHOWN_LINES:]))
-    if not any(line.startswith("Dependency streamlike") and "found: YES" in line and "(overridden)" in line
-               for line in lines):
-        raise Failure("dependency('streamlike') was not the subproject's override_dependency:\n" +
-                      "\n".join(line for line in lines if "streamlike" in line.lower()))
+    if not any(
+        line.startswith("Dependency streamlike") and "found: YES" in line and "(overridden)" in line for line in lines
+    ):
+        raise Failure(
+            "dependency('streamlike') was not the subproject's override_dependency:\n"
+            + "\n".join(line for line in lines if "streamlike" in line.lower())
+        )
     run(args.meson + ["compile", "-C", build])
     if not list((build / "subprojects" / top).glob("libstreamlike.*")):
         raise Failure(f"libstreamlike was not built in build/subprojects/{top}")

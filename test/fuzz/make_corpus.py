@@ -6,6 +6,7 @@ fuzz_support.hpp reads (fixed-size little-endian fields, zero-padded).
     test/fuzz/make_corpus.py           rewrite test/fuzz/corpus/ (then commit it)
     test/fuzz/make_corpus.py --check   exit 1 if the committed corpus differs (run.py calls this)
 """
+
 import argparse
 import pathlib
 import struct
@@ -33,9 +34,22 @@ def name_of(v):
 
 
 def protocol_seeds():
-    pairs = [(0, 0), (0, 1), (0, 2), (0, 3), (0, TYPICAL), (0, INT64_MAX),   # accepted
-             (0, -1), (0, -2), (0, INT64_MIN),                               # negative address
-             (1, 5), (2, 0), (-1, 5), (INT64_MIN, 0), (INT64_MAX, TYPICAL)]  # versions other than 0
+    pairs = [
+        (0, 0),
+        (0, 1),
+        (0, 2),
+        (0, 3),
+        (0, TYPICAL),
+        (0, INT64_MAX),  # accepted
+        (0, -1),
+        (0, -2),
+        (0, INT64_MIN),  # negative address
+        (1, 5),
+        (2, 0),
+        (-1, 5),
+        (INT64_MIN, 0),
+        (INT64_MAX, TYPICAL),
+    ]  # versions other than 0
     return {f"v{name_of(v)}_a{name_of(a)}": i64(v) + i64(a) for v, a in pairs}
 
 
@@ -45,10 +59,23 @@ def optional_seeds():
 
 
 # The types of from_address.cpp's integer_types, in its order: (name, size, signed).
-ADDRESS_TYPES = [("schar", 1, True), ("short", 2, True), ("int", 4, True), ("long", 8, True),
-                 ("llong", 8, True), ("uchar", 1, False), ("ushort", 2, False), ("uint", 4, False),
-                 ("ulong", 8, False), ("ullong", 8, False), ("char", 1, True), ("wchar", 4, True),
-                 ("char8", 1, False), ("char16", 2, False), ("char32", 4, False)]
+ADDRESS_TYPES = [
+    ("schar", 1, True),
+    ("short", 2, True),
+    ("int", 4, True),
+    ("long", 8, True),
+    ("llong", 8, True),
+    ("uchar", 1, False),
+    ("ushort", 2, False),
+    ("uint", 4, False),
+    ("ulong", 8, False),
+    ("ullong", 8, False),
+    ("char", 1, True),
+    ("wchar", 4, True),
+    ("char8", 1, False),
+    ("char16", 2, False),
+    ("char32", 4, False),
+]
 
 
 def address_seeds():
@@ -66,9 +93,16 @@ def python_seeds():
     """python_casters.cpp's inputs for the usual objects: a valid (0, address) from a plain class
     and from a look-alike of torch's type with torch's layout (and a `cuda_stream` C getter in
     the base, or none); the fuzzer varies the rest."""
+
     def shape(torch_like, form, cuda_stream_form, raises):
-        return next(b for b in range(256) if (b & 1) == torch_like and (b >> 1) % 5 == form
-                    and (b >> 4) % 4 == cuda_stream_form and bool(b & 0x40) == raises)
+        return next(
+            b
+            for b in range(256)
+            if (b & 1) == torch_like
+            and (b >> 1) % 5 == form
+            and (b >> 4) % 4 == cuda_stream_form
+            and bool(b & 0x40) == raises
+        )
 
     def int_(kind, v):  # make_value: an int; make_int: kind, then 8 bytes
         return bytes([0, kind]) + i64(v)

@@ -18,6 +18,7 @@ Registered as the meson test 'fuzz-decoders' (suite 'fuzz') by test/fuzz/meson.b
 A failing input is saved as <build-dir>/artifacts/<target>-crash-<sha1>; replay it with
 <build-dir>/fuzz_<target> <that file>.
 """
+
 import argparse
 import concurrent.futures
 import os
@@ -49,9 +50,11 @@ TARGETS = {
 PYTHON_TARGETS = {"python_casters"}
 PYTHON_RUNS = int(os.environ.get("STREAMLIKE_FUZZ_PYTHON_RUNS", 3000))
 
-SANITIZE = ["-fsanitize=fuzzer,address,undefined",
-            # UBSan reports must stop the run (abort), not scroll by.
-            "-fno-sanitize-recover=all"]
+SANITIZE = [
+    "-fsanitize=fuzzer,address,undefined",
+    # UBSan reports must stop the run (abort), not scroll by.
+    "-fno-sanitize-recover=all",
+]
 RUNTIME_ENV = {
     "ASAN_OPTIONS": "halt_on_error=1:detect_leaks=1:print_stacktrace=1",
     "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
@@ -67,18 +70,23 @@ def skip(reason):
 
 def probe_libfuzzer(cxx, scratch):
     src = pathlib.Path(scratch) / "probe.cpp"
-    src.write_text('#include <cstddef>\n#include <cstdint>\n'
-                   'extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t*, std::size_t) { return 0; }\n')
-    result = subprocess.run([cxx, *SANITIZE, str(src), "-o", str(pathlib.Path(scratch) / "probe")],
-                            capture_output=True, text=True)
+    src.write_text(
+        "#include <cstddef>\n#include <cstdint>\n"
+        'extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t*, std::size_t) { return 0; }\n'
+    )
+    result = subprocess.run(
+        [cxx, *SANITIZE, str(src), "-o", str(pathlib.Path(scratch) / "probe")], capture_output=True, text=True
+    )
     return result.returncode == 0, result.stderr.strip()
 
 
 def python_flags(python):
     """(compile flags, link flags) to embed `python` and use pybind11's headers, or a reason why not."""
-    probe = ("import sysconfig, pybind11, sys; v = sysconfig.get_config_var; "
-             "print(sysconfig.get_paths()['include']); print(pybind11.get_include()); "
-             "print(v('LIBDIR') or ''); print(v('LDLIBRARY') or ''); print(v('LDVERSION') or '')")
+    probe = (
+        "import sysconfig, pybind11, sys; v = sysconfig.get_config_var; "
+        "print(sysconfig.get_paths()['include']); print(pybind11.get_include()); "
+        "print(v('LIBDIR') or ''); print(v('LDLIBRARY') or ''); print(v('LDVERSION') or '')"
+    )
     result = subprocess.run([python, "-c", probe], capture_output=True, text=True)
     if result.returncode != 0:
         return None, f"{python} cannot give Python's headers and pybind11's: {result.stderr.strip()[-300:]}"
@@ -87,13 +95,28 @@ def python_flags(python):
         return None, f"no Python.h in {include} (Debian: python3-dev)"
     if not libdir or not any(pathlib.Path(libdir).glob(f"libpython{ldversion}.*")):
         return None, f"no libpython{ldversion} in {libdir or '(no LIBDIR)'} to embed the interpreter"
-    return (["-isystem", include, "-isystem", pybind11_include],
-            [f"-L{libdir}", f"-lpython{ldversion}", f"-Wl,-rpath,{libdir}", "-ldl", "-lm"]), None
+    return (
+        ["-isystem", include, "-isystem", pybind11_include],
+        [f"-L{libdir}", f"-lpython{ldversion}", f"-Wl,-rpath,{libdir}", "-ldl", "-lm"],
+    ), None
 
 
 def build(cxx, target, sources, args, out):
-    cmd = [cxx, "-std=c++20", "-g", "-O1", *SANITIZE, "-Wall", "-Wextra", "-Wpedantic", "-Werror",
-           "-I", str(args.include), "-isystem", str(args.cuda_home / "include")]
+    cmd = [
+        cxx,
+        "-std=c++20",
+        "-g",
+        "-O1",
+        *SANITIZE,
+        "-Wall",
+        "-Wextra",
+        "-Wpedantic",
+        "-Werror",
+        "-I",
+        str(args.include),
+        "-isystem",
+        str(args.cuda_home / "include"),
+    ]
     for d in args.cccl:
         cmd += ["-isystem", d]
     link = []
@@ -120,10 +143,18 @@ def run(target, exe, args):
     artifacts = args.build_dir / "artifacts"
     artifacts.mkdir(parents=True, exist_ok=True)
     python = target in PYTHON_TARGETS
-    cmd = [str(exe), str(work), str(HERE / "corpus" / target),
-           f"-runs={runs_of(target, args)}", f"-max_len={512 if python else 32}", "-use_value_profile=1",
-           "-timeout=20", "-error_exitcode=1",
-           f"-artifact_prefix={artifacts}/{target}-", "-print_final_stats=1"]
+    cmd = [
+        str(exe),
+        str(work),
+        str(HERE / "corpus" / target),
+        f"-runs={runs_of(target, args)}",
+        f"-max_len={512 if python else 32}",
+        "-use_value_profile=1",
+        "-timeout=20",
+        "-error_exitcode=1",
+        f"-artifact_prefix={artifacts}/{target}-",
+        "-print_final_stats=1",
+    ]
     if args.seed is not None:
         cmd.append(f"-seed={args.seed}")
     env = dict(os.environ, **RUNTIME_ENV)
@@ -138,24 +169,45 @@ def run(target, exe, args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build-dir", type=pathlib.Path, default=ROOT / "build-fuzz")
-    parser.add_argument("--runs", type=int, default=int(os.environ.get("STREAMLIKE_FUZZ_RUNS", 200000)),
-                        help="inputs per target (default 200000, or $STREAMLIKE_FUZZ_RUNS)")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=int(os.environ.get("STREAMLIKE_FUZZ_RUNS", 200000)),
+        help="inputs per target (default 200000, or $STREAMLIKE_FUZZ_RUNS)",
+    )
     parser.add_argument("--seed", type=int, help="libFuzzer -seed (default: random, printed by libFuzzer)")
-    parser.add_argument("--python-runs", type=int, default=PYTHON_RUNS,
-                        help="inputs for the targets that embed Python (default 3000, or $STREAMLIKE_FUZZ_PYTHON_RUNS)")
+    parser.add_argument(
+        "--python-runs",
+        type=int,
+        default=PYTHON_RUNS,
+        help="inputs for the targets that embed Python (default 3000, or $STREAMLIKE_FUZZ_PYTHON_RUNS)",
+    )
     parser.add_argument("--only", action="append", choices=sorted(TARGETS), help="run only this target (repeatable)")
-    parser.add_argument("--exclude", action="append", choices=sorted(TARGETS), default=[],
-                        help="do not run this target (repeatable)")
-    parser.add_argument("--python", default=sys.executable,
-                        help="the Python whose headers and libpython the Python targets embed (default: this one)")
+    parser.add_argument(
+        "--exclude", action="append", choices=sorted(TARGETS), default=[], help="do not run this target (repeatable)"
+    )
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        help="the Python whose headers and libpython the Python targets embed (default: this one)",
+    )
     parser.add_argument("--cxx", default=os.environ.get("STREAMLIKE_FUZZ_CXX", "clang++"))
     parser.add_argument("--include", type=pathlib.Path, default=ROOT / "include")
-    parser.add_argument("--library", type=pathlib.Path, default=ROOT / "build" / "libstreamlike.so",
-                        help="the built libstreamlike.so the Python target links (default: build/)")
-    parser.add_argument("--cuda-home", type=pathlib.Path,
-                        default=pathlib.Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")))
-    parser.add_argument("--cccl", action="append", default=None,
-                        help="CCCL include folder(s), in order (default: <cuda-home>/include/cccl if present)")
+    parser.add_argument(
+        "--library",
+        type=pathlib.Path,
+        default=ROOT / "build" / "libstreamlike.so",
+        help="the built libstreamlike.so the Python target links (default: build/)",
+    )
+    parser.add_argument(
+        "--cuda-home", type=pathlib.Path, default=pathlib.Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+    )
+    parser.add_argument(
+        "--cccl",
+        action="append",
+        default=None,
+        help="CCCL include folder(s), in order (default: <cuda-home>/include/cccl if present)",
+    )
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # keep our lines in order with the children's under meson
     if args.cccl is None:
@@ -207,8 +259,10 @@ def main():
         cov = re.findall(r"cov: (\d+) ft: (\d+) corp: (\d+)", output)
         report = REPORT.search(output)
         if result.returncode != 0 or report or not done or int(done.group(1)) < runs_of(t, args):
-            print(f"fuzz: FAIL {t}: exit status {result.returncode} after {seconds:.1f} s\n  {' '.join(cmd)}\n"
-                  + output[-8000:])
+            print(
+                f"fuzz: FAIL {t}: exit status {result.returncode} after {seconds:.1f} s\n  {' '.join(cmd)}\n"
+                + output[-8000:]
+            )
             failed.append(t)
             continue
         cov_s = f"coverage {cov[-1][0]} edges, {cov[-1][1]} features, corpus {cov[-1][2]}" if cov else ""

@@ -164,5 +164,5 @@ TEST_CASE("a unique_stream exported into a shared_stream, dropped after cudaDevi
 
 // Not tested, because it is not promised: a plain unique_stream dropped after cudaDeviceReset.
 // It is one pointer and cannot remember its context, and the runtime crashes on the dead handle
-// (seen on the H200), as it does for any raw handle used after a reset. The README and
+// (seen on the H200), as it does for any raw handle used after a reset. docs/owners.md and
 // unique_stream.hpp say so; export_stream(std::move(u)) (tested above) is the reset-safe way.

@@ -5,6 +5,7 @@
 - without it, it skips (77) only when the machine has no device, and says so.
 Usage: start_checks.py PROGRAM FAKE_DRIVER_DIR (the folder of fake_driver/'s libcuda.so.1)
 """
+
 import os
 import subprocess
 import sys
@@ -17,8 +18,9 @@ def run(extra_env, library_path=None):
     env = dict(os.environ)
     env.pop("STREAMLIKE_REQUIRE_GPU", None)
     # meson may have put the fake driver's folder on the path already: only the first run has it.
-    kept = [p for p in env.get("LD_LIBRARY_PATH", "").split(":")
-            if p and os.path.realpath(p) != os.path.realpath(fake_dir)]
+    kept = [
+        p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p and os.path.realpath(p) != os.path.realpath(fake_dir)
+    ]
     env["LD_LIBRARY_PATH"] = ":".join(kept)
     env.update(extra_env)
     if library_path:
@@ -36,15 +38,21 @@ def expect(what, ok, output):
 
 
 rc, out = run({}, fake_dir)
-expect(f"a broken driver: exit 1 naming cudaGetDeviceCount (got exit {rc})",
-       rc == 1 and "cudaGetDeviceCount failed" in out, out)
+expect(
+    f"a broken driver: exit 1 naming cudaGetDeviceCount (got exit {rc})",
+    rc == 1 and "cudaGetDeviceCount failed" in out,
+    out,
+)
 
 rc, out = run({"STREAMLIKE_REQUIRE_GPU": "1"})
 has_device = rc != 1 or "no CUDA device" not in out
 expect(f"STREAMLIKE_REQUIRE_GPU=1: never a skip (got exit {rc})", rc != 77, out)
 if not has_device:
-    expect("STREAMLIKE_REQUIRE_GPU=1 without a device: the failure names the variable",
-           "STREAMLIKE_REQUIRE_GPU=1" in out, out)
+    expect(
+        "STREAMLIKE_REQUIRE_GPU=1 without a device: the failure names the variable",
+        "STREAMLIKE_REQUIRE_GPU=1" in out,
+        out,
+    )
 
 rc, out = run({})
 if rc == 77:

@@ -1,6 +1,7 @@
 // streamlike/stream_view.hpp on a device: the implicit conversions to and from cudaStream_t and
-// cuda::stream_ref keep the same stream, seen through CUDA and CCCL calls. (stream_view's own
-// queries are not implemented yet; raw CUDA calls on view.get() stand in for them.)
+// cuda::stream_ref keep the same stream, seen through CUDA and CCCL calls on view.get(), so that
+// what is checked is the handle itself. stream_view's own queries are tested in
+// test/gpu/stream_view_queries.cu.
 #include "gpu_support.hpp"
 
 #include <streamlike/stream_view.hpp>

@@ -26,6 +26,7 @@ variant really sees, so a newer CCCL shadowed by the toolkit's cannot pass unnot
 
 Exit status: 0 all compiled, 1 a header failed, 77 the compiler is absent (skip).
 """
+
 import argparse
 import concurrent.futures
 import os
@@ -53,8 +54,9 @@ def parse_args(argv):
     p.add_argument("--cccl", action="append", default=[], help="the toolkit's CCCL include folders")
     p.add_argument("--newer-cccl", default=None, help="a newer CCCL's include folder (default: $STREAMLIKE_NEWER_CCCL)")
     p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--headers", action="append", default=[],
-                   help="a glob relative to --include (default: streamlike/*.hpp)")
+    p.add_argument(
+        "--headers", action="append", default=[], help="a glob relative to --include (default: streamlike/*.hpp)"
+    )
     args = p.parse_args(argv)
     if args.newer_cccl is None:
         args.newer_cccl = os.environ.get("STREAMLIKE_NEWER_CCCL", "")
@@ -65,8 +67,9 @@ def run(cmd, cwd):
     # C locale: untranslated diagnostics, so the warning filter sees the words it looks for.
     env = dict(os.environ, LC_ALL="C", LANG="C")
     try:
-        proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              env=env, timeout=TIMEOUT_S)
+        proc = subprocess.run(
+            cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=TIMEOUT_S
+        )
     except subprocess.TimeoutExpired:
         return 124, f"timed out after {TIMEOUT_S} s"
     return proc.returncode, proc.stdout
@@ -87,10 +90,28 @@ class Compiler:
     def compile_command(self, source, workdir):
         if self.kind == "nvcc":
             obj = str(Path(workdir) / (Path(source).stem + ".o"))
-            return [self.exe, "-std=c++20", "-Xcompiler=-Wall,-Wextra,-Wpedantic", *self.include_flags,
-                    "-c", source, "-o", obj]
-        return [self.exe, "-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-fsyntax-only",
-                "-fdiagnostics-color=never", *self.include_flags, source]
+            return [
+                self.exe,
+                "-std=c++20",
+                "-Xcompiler=-Wall,-Wextra,-Wpedantic",
+                *self.include_flags,
+                "-c",
+                source,
+                "-o",
+                obj,
+            ]
+        return [
+            self.exe,
+            "-std=c++20",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            "-fsyntax-only",
+            "-fdiagnostics-color=never",
+            *self.include_flags,
+            source,
+        ]
 
     def preprocess_command(self, source):
         return [self.exe, "-std=c++20", *self.include_flags, "-E", source]
@@ -100,9 +121,9 @@ class Compiler:
         lines = output.splitlines()
         if self.kind != "nvcc":
             return [] if rc == 0 else (lines or [f"exit status {rc}, no output"])
-        bad = [l for l in lines if WARNING_LINE.search(l) and not NVCC_ALLOWED_WARNING.search(l)]
+        bad = [line for line in lines if WARNING_LINE.search(line) and not NVCC_ALLOWED_WARNING.search(line)]
         if rc != 0:
-            errors = [l for l in lines if re.search(r"\berror\b", l)]
+            errors = [line for line in lines if re.search(r"\berror\b", line)]
             return (errors + bad) or lines or [f"exit status {rc}, no output"]
         return bad
 
@@ -112,7 +133,7 @@ def probe_cccl_version(compiler, workdir, tag):
     src.write_text("#include <cuda/version>\nstreamlike_probe_cccl_version = CCCL_VERSION;\n")
     rc, output = run(compiler.preprocess_command(str(src)), workdir)
     # Drop line markers: g++ may put the macro's expansion on a line of its own.
-    text = "\n".join(l for l in output.splitlines() if not l.lstrip().startswith("#"))
+    text = "\n".join(line for line in output.splitlines() if not line.lstrip().startswith("#"))
     m = re.search(r"streamlike_probe_cccl_version\s*=\s*(\d+)", text)
     if rc != 0 or not m:
         print(f"FAIL cannot find CCCL_VERSION through <cuda/version> ({tag}):")
@@ -124,8 +145,10 @@ def probe_cccl_version(compiler, workdir, tag):
 def check_header(compiler, header, rel, workdir, tag):
     stem = rel.replace("/", "_").removesuffix(".hpp")
     src = Path(workdir) / f"{tag}_{stem}{compiler.suffix}"
-    src.write_text(f"// Generated: <{rel}> must compile on its own (twice: the include guard).\n"
-                   f"#include <{rel}>\n#include <{rel}>\n")
+    src.write_text(
+        f"// Generated: <{rel}> must compile on its own (twice: the include guard).\n"
+        f"#include <{rel}>\n#include <{rel}>\n"
+    )
     cmd = compiler.compile_command(str(src), workdir)
     start = time.monotonic()
     rc, output = run(cmd, workdir)
@@ -160,11 +183,15 @@ def main(argv):
             versions[tag] = probe_cccl_version(Compiler(args, dirs), workdir, tag)
             if versions[tag] is None:
                 return 1
-        print(f"{args.kind} ({exe}): {len(headers)} headers; " +
-              ", ".join(f"{tag} CCCL_VERSION {v}" for tag, v in versions.items()))
+        print(
+            f"{args.kind} ({exe}): {len(headers)} headers; "
+            + ", ".join(f"{tag} CCCL_VERSION {v}" for tag, v in versions.items())
+        )
         if "newer-cccl" in versions and versions["newer-cccl"] == versions["toolkit-cccl"]:
-            print(f"FAIL the newer CCCL {args.newer_cccl} is shadowed: both variants see CCCL_VERSION "
-                  f"{versions['toolkit-cccl']}")
+            print(
+                f"FAIL the newer CCCL {args.newer_cccl} is shadowed: both variants see CCCL_VERSION "
+                f"{versions['toolkit-cccl']}"
+            )
             return 1
 
         jobs = []

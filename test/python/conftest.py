@@ -3,8 +3,9 @@ test the modules, one run per binding library (fixture `bridge`).
 
 Under `meson test` the build folder is on PYTHONPATH and STREAMLIKE_PY_MODULES names the modules
 that were built. Run by hand, set PYTHONPATH=BUILD/test/python, or STREAMLIKE_PY_BUILD_DIR=BUILD;
-without either, ./build-py (the README's folder) is tried.
+without either, ./build-py (the folder docs/python-bridge.md builds) is tried.
 """
+
 import importlib
 import os
 import sys
@@ -38,8 +39,10 @@ def import_bridge(name):
     try:
         return importlib.import_module(name)
     except ImportError as e:
-        pytest.fail(f"cannot import the test module {name} ({e}); build it first: meson setup build-py "
-                    f"-Dpython=enabled && meson compile -C build-py, then PYTHONPATH=build-py/test/python")
+        pytest.fail(
+            f"cannot import the test module {name} ({e}); build it first: meson setup build-py "
+            f"-Dpython=enabled && meson compile -C build-py, then PYTHONPATH=build-py/test/python"
+        )
 
 
 def pytest_generate_tests(metafunc):

@@ -17,12 +17,12 @@ What it checks, with both test modules (nanobind and pybind11):
     only once the queued work is done; in a capture, only after the graph is deleted and the
     device synchronized; a capture scope opened from C++ gives an executable graph that replays.
 """
+
 import gc
 import time
 import weakref
 
 import pytest
-
 from conftest import import_bridge, module_names
 
 _first = import_bridge(module_names()[0])

@@ -20,11 +20,11 @@ What it checks, with both test modules (nanobind and pybind11):
     reading the result (and a control showing that without the wait the race is observable), and
     a chain torch -> cuda.core stream (C++ memset) -> CuPy -> numba.
 """
+
 import gc
 import sys
 
 import pytest
-
 from conftest import import_bridge, module_names
 
 # Skip the whole file without a GPU (asked through the test module: no library needed).

@@ -6,11 +6,10 @@ after Python dropped every stream object; the work done on it is checked.
 Skipped without a GPU, and without torch; CuPy and cuda.core steps are skipped one by one when
 absent. Run: PYTHONPATH=BUILD/test/python python3 -m pytest -v test/python/gpu_owned_stream.py
 """
+
 import gc
-import sys
 
 import pytest
-
 from conftest import owned_module_pairs
 
 N = 1 << 22  # int32 elements

@@ -9,6 +9,7 @@ failures (2 interrupted, 3 internal error, 4 usage error); 77 (meson's SKIP) whe
 installed, or with --skip-if-nothing-ran when no test passed or failed because all were skipped,
 at collection or when run (the GPU file on a machine without a GPU).
 """
+
 import os
 import sys
 
@@ -42,7 +43,7 @@ def main(argv):
     argv = [a for a in argv if a != "--skip-if-nothing-ran"]
     if "--" in argv:
         split = argv.index("--")
-        files, extra = argv[:split], argv[split + 1:]
+        files, extra = argv[:split], argv[split + 1 :]
     else:
         files, extra = argv, []
     if not files:
@@ -57,8 +58,7 @@ def main(argv):
     here = os.path.dirname(os.path.abspath(__file__))
     outcomes = Outcomes()
     # No cache folder in the source tree; the test files' folder is the root (its conftest.py).
-    code = pytest.main(["-p", "no:cacheprovider", "-ra", "-v", f"--rootdir={here}", *files, *extra],
-                       plugins=[outcomes])
+    code = pytest.main(["-p", "no:cacheprovider", "-ra", "-v", f"--rootdir={here}", *files, *extra], plugins=[outcomes])
     if code == NO_TESTS_COLLECTED and skip_if_nothing_ran and outcomes.skipped > 0:
         print(f"run_pytest.py: skipped as a whole ({outcomes.skipped} skip(s) at collection): reporting SKIP")
         return SKIP

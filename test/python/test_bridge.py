@@ -6,6 +6,7 @@ handle back), so fake ones are safe. shared_stream parameters query CUDA for non
 streams, so the fake objects given to them export the default streams (0, 1 or 2), except in the
 test that checks the CUDA error on a machine without a GPU.
 """
+
 import gc
 import os
 import subprocess
@@ -482,7 +483,11 @@ def test_optional_stream_parameters(bridge):
 
 
 def test_streams_in_a_list(bridge):
-    assert bridge.handles_of([Exporter((0, 5)), Exporter((0, 0)), bridge.legacy_default_stream()]) == [5, LEGACY, LEGACY]
+    assert bridge.handles_of([Exporter((0, 5)), Exporter((0, 0)), bridge.legacy_default_stream()]) == [
+        5,
+        LEGACY,
+        LEGACY,
+    ]
 
 
 def test_errors_in_a_list_never_crash_nor_leak(bridge):
@@ -515,17 +520,25 @@ def test_cai_stream(bridge, value, seen):
     assert bridge.cai_handle(value) == seen
 
 
-@pytest.mark.parametrize("function, value, error, text", [
-    ("dlpack_handle", 0, ValueError, "DLPack __dlpack__(stream=): invalid stream value 0"),
-    ("dlpack_handle", -2, ValueError, "invalid stream value -2"),
-    ("dlpack_handle", 2**64, ValueError, "out of the 64-bit range"),
-    ("dlpack_handle", True, TypeError, "expected a DLPack __dlpack__(stream=) stream integer (an int or None), got an object of type 'bool'"),
-    ("dlpack_handle", 1.0, TypeError, "'float'"),
-    ("dlpack_handle", Exporter((0, 5)), TypeError, "'Exporter'"),
-    ("cai_handle", 0, ValueError, "__cuda_array_interface__ v3 \"stream\": invalid stream value 0"),
-    ("cai_handle", -1, ValueError, "invalid stream value -1"),
-    ("cai_handle", "1", TypeError, "'str'"),
-])
+@pytest.mark.parametrize(
+    "function, value, error, text",
+    [
+        ("dlpack_handle", 0, ValueError, "DLPack __dlpack__(stream=): invalid stream value 0"),
+        ("dlpack_handle", -2, ValueError, "invalid stream value -2"),
+        ("dlpack_handle", 2**64, ValueError, "out of the 64-bit range"),
+        (
+            "dlpack_handle",
+            True,
+            TypeError,
+            "expected a DLPack __dlpack__(stream=) stream integer (an int or None), got an object of type 'bool'",
+        ),
+        ("dlpack_handle", 1.0, TypeError, "'float'"),
+        ("dlpack_handle", Exporter((0, 5)), TypeError, "'Exporter'"),
+        ("cai_handle", 0, ValueError, '__cuda_array_interface__ v3 "stream": invalid stream value 0'),
+        ("cai_handle", -1, ValueError, "invalid stream value -1"),
+        ("cai_handle", "1", TypeError, "'str'"),
+    ],
+)
 def test_stream_integers_refused(bridge, function, value, error, text):
     with pytest.raises(error) as e:
         getattr(bridge, function)(value)
@@ -841,8 +854,13 @@ FINALIZATION_SCRIPT = textwrap.dedent("""
 def test_references_are_skipped_safely_at_interpreter_exit(bridge):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    proc = subprocess.run([sys.executable, "-c", FINALIZATION_SCRIPT.format(module=bridge.__name__)],
-                          env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", FINALIZATION_SCRIPT.format(module=bridge.__name__)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
     assert proc.stderr == ""

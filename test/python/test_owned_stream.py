@@ -3,6 +3,7 @@
 and one with pybind11 (owned_stream_functions.hpp). Fake streams: each module's structs count their
 releases, so a leak or a double release shows; no GPU needed.
 """
+
 import gc
 import os
 import subprocess
@@ -10,7 +11,6 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import owned_module_pairs
 
 
@@ -195,8 +195,9 @@ def test_interpreter_exit_while_cpp_holds_a_stream(pair):
         consumer.hold(Borrowed())  # borrowed: its Python reference is skipped during finalization
         print("exiting", flush=True)
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ))
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=dict(os.environ)
+    )
     assert done.returncode == 0, done.stderr
     assert "exiting" in done.stdout
     assert "fake stream 0x6000 released" in done.stderr

@@ -1,10 +1,10 @@
 """The owning exchange from Cython (python/streamlike/owned_stream.pxd): a Cython module consumes
 the capsule of a C++ stream, and produces owning streams that the nanobind and pybind11 modules'
 shared_stream parameters take (owned_stream_cython.pyx). Fake handles: no GPU needed."""
+
 import gc
 
 import pytest
-
 from conftest import import_bridge, owned_module_pairs
 
 cython_module = import_bridge("streamlike_owned_cython_test")

@@ -21,6 +21,7 @@ loaded after it, and an exported template instantiation of std:: binds other mod
 
 Exit status: 0 pass, 1 fail, 77 skip (no `nm`: binutils is not installed).
 """
+
 import re
 import shutil
 import subprocess
@@ -37,9 +38,12 @@ STREAMLIKE_SYMBOL = re.compile(
     r"|^_Z(?:"
     + _NESTED  # functions and variables
     + r"|T[ISV]N[rVK]*10streamlike"  # typeinfo, typeinfo name, vtable of a class
-    + r"|GV" + _NESTED  # guard variable of a static local or inline variable
-    + r"|T[HW]" + _NESTED  # thread_local init function and wrapper
-    + r")")
+    + r"|GV"
+    + _NESTED  # guard variable of a static local or inline variable
+    + r"|T[HW]"
+    + _NESTED  # thread_local init function and wrapper
+    + r")"
+)
 
 # What must be exported, as demangled names (regular expressions, matched in full). One out-of-line
 # member per public class with out-of-line code, the free functions, and the typeinfo that must be
@@ -50,6 +54,7 @@ REQUIRED = [
     r"streamlike::error::error\(cudaError, .*\)",
     r"streamlike::detail::throw_error\(.*\)",
     r"streamlike::stream_view::sync\(\) const",
+    r"streamlike::detail::stream_operations::sync\(CUstream_st\*, char const\*\)",  # the owners' inline sync()
     r"streamlike::shared_stream::create\(streamlike::stream_options const&\)",
     r"streamlike::unique_stream::create\(streamlike::stream_options const&\)",
     r"streamlike::event::create\(streamlike::event_options const&\)",
@@ -64,16 +69,22 @@ REQUIRED = [
 
 def dynamic_symbols(library):
     """[(type letter, mangled, demangled)] of the defined dynamic symbols."""
+
     def names(*extra):
-        out = subprocess.run(["nm", "-D", "--defined-only", *extra, str(library)], check=True, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE).stdout
+        out = subprocess.run(
+            ["nm", "-D", "--defined-only", *extra, str(library)],
+            check=True,
+            text=True,
+            capture_output=True,
+        ).stdout
         # "ADDRESS TYPE NAME" (NAME may contain spaces once demangled)
         return [line.split(" ", 2)[1:] for line in out.splitlines() if line.strip()]
+
     mangled = names()
     demangled = names("--demangle")
     if len(mangled) != len(demangled):
         raise RuntimeError("nm listed a different number of symbols with and without --demangle")
-    return [(kind, name, pretty) for (kind, name), (_, pretty) in zip(mangled, demangled)]
+    return [(kind, name, pretty) for (kind, name), (_, pretty) in zip(mangled, demangled, strict=True)]
 
 
 def check(library):
@@ -82,15 +93,19 @@ def check(library):
     problems = []
     foreign = [(kind, name, pretty) for kind, name, pretty in symbols if not STREAMLIKE_SYMBOL.match(name)]
     if foreign:
-        problems.append(f"{library} exports {len(foreign)} symbol(s) that are not streamlike's "
-                        "(expected: only names in namespace streamlike; mark the API with STREAMLIKE_API, "
-                        "and keep hidden visibility and the link arguments of library() in meson.build):")
+        problems.append(
+            f"{library} exports {len(foreign)} symbol(s) that are not streamlike's "
+            "(expected: only names in namespace streamlike; mark the API with STREAMLIKE_API, "
+            "and keep hidden visibility and the link arguments of library() in meson.build):"
+        )
         problems += [f"  {kind} {pretty}" + (f"  [{name}]" if name != pretty else "") for kind, name, pretty in foreign]
     exported = [pretty for _, _, pretty in symbols]
     missing = [pattern for pattern in REQUIRED if not any(re.fullmatch(pattern, pretty) for pretty in exported)]
     if missing:
-        problems.append(f"{library} does not export {len(missing)} required symbol(s) (hidden: mark the "
-                        "declaration or its class STREAMLIKE_API, include/streamlike/detail/export.hpp):")
+        problems.append(
+            f"{library} does not export {len(missing)} required symbol(s) (hidden: mark the "
+            "declaration or its class STREAMLIKE_API, include/streamlike/detail/export.hpp):"
+        )
         problems += [f"  {pattern.replace(chr(92), '')}" for pattern in missing]  # shown without the regex escapes
     return problems, symbols
 

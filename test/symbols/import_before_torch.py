@@ -20,6 +20,7 @@ two whose result torch checks.
 Exit status: 0 pass, 1 fail, 77 skip (torch is not installed; or torch has no CUDA, after the CPU
 part passed).
 """
+
 import importlib.util
 import signal
 import subprocess
@@ -36,8 +37,9 @@ def child(module_file):
     spec = importlib.util.spec_from_file_location(MODULE_NAME, module_file)
     bridge = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bridge)
-    libraries = sorted({line.split()[-1] for line in Path("/proc/self/maps").read_text().splitlines()
-                        if "libstreamlike" in line})
+    libraries = sorted(
+        {line.split()[-1] for line in Path("/proc/self/maps").read_text().splitlines() if "libstreamlike" in line}
+    )
     print(f"imported {module_file} first; libstreamlike loaded from: {', '.join(libraries) or '(not found)'}")
     if not libraries:
         print("FAIL: the module did not load libstreamlike.so, so this test proves nothing")
@@ -49,8 +51,9 @@ def child(module_file):
     cpu = torch.zeros(1) + 1
     assert cpu.item() == 1.0, f"torch.zeros(1) + 1 gave {cpu.item()}"
     if not torch.cuda.is_available():
-        print("SKIP: torch imported and ran on the CPU after the module; torch has no CUDA, so the CUDA part "
-              "did not run")
+        print(
+            "SKIP: torch imported and ran on the CPU after the module; torch has no CUDA, so the CUDA part did not run"
+        )
         return SKIP
 
     gpu = torch.zeros(1, device="cuda") + 1
@@ -96,16 +99,23 @@ def main(argv):
     if importlib.util.find_spec("torch") is None:
         print(f"SKIP: torch is not installed for {sys.executable}")
         return SKIP
-    proc = subprocess.run([sys.executable, __file__, "--child", str(module_file)], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", str(module_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
     print(proc.stdout, end="")
     if proc.returncode == SKIP:
         return SKIP
     if proc.returncode < 0:
         name = signal.Signals(-proc.returncode).name
-        print(f"FAIL: the interpreter was killed by {name} with {MODULE_NAME} imported before torch. The likely "
-              "cause: libstreamlike.so exports symbols of the C++ runtime; run test/symbols/check_exports.py on the "
-              "library named above")
+        print(
+            f"FAIL: the interpreter was killed by {name} with {MODULE_NAME} imported before torch. The likely "
+            "cause: libstreamlike.so exports symbols of the C++ runtime; run test/symbols/check_exports.py on the "
+            "library named above"
+        )
         return 1
     if proc.returncode != 0 or not proc.stdout.rstrip().endswith("OK"):
         print(f"FAIL: exit status {proc.returncode}, expected 0 and a last line OK")

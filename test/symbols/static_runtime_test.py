@@ -20,6 +20,7 @@ one unwinder in the process: the library links libgcc_s even under -static-libgc
 
 Exit status: 0 pass, 1 fail, 77 skip (the compiler has no static C++ runtime, or no nm/readelf).
 """
+
 import argparse
 import os
 import shutil
@@ -41,11 +42,14 @@ class Failure(Exception):
 
 def run(cmd, env=None):
     print("+ " + " ".join(str(c) for c in cmd), flush=True)
-    proc = subprocess.run([str(c) for c in cmd], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=TIMEOUT_S)
+    proc = subprocess.run(
+        [str(c) for c in cmd], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S
+    )
     if proc.returncode != 0:
-        raise Failure(f"exit status {proc.returncode}: {' '.join(str(c) for c in cmd)}\n" +
-                      "\n".join(proc.stdout.splitlines()[-SHOWN_LINES:]))
+        raise Failure(
+            f"exit status {proc.returncode}: {' '.join(str(c) for c in cmd)}\n"
+            + "\n".join(proc.stdout.splitlines()[-SHOWN_LINES:])
+        )
     return proc.stdout
 
 
@@ -97,10 +101,22 @@ def main(argv):
     env = dict(os.environ, CXX=" ".join(args.compiler))
     link_args = "[" + ",".join(f"'{a}'" for a in STATIC_RUNTIME_LINK_ARGS) + "]"
     try:
-        run(args.meson + ["setup", work, args.source_root,
-                          "-Dtests=disabled", "-Dbenchmarks=disabled", "-Dexamples=disabled", "-Dpython=disabled",
-                          "-Dtoolkit_prefix=" + args.toolkit_prefix, "-Dcccl_include_dir=" + args.cccl_include_dir,
-                          "-Dcpp_link_args=" + link_args], env=env)
+        run(
+            args.meson
+            + [
+                "setup",
+                work,
+                args.source_root,
+                "-Dtests=disabled",
+                "-Dbenchmarks=disabled",
+                "-Dexamples=disabled",
+                "-Dpython=disabled",
+                "-Dtoolkit_prefix=" + args.toolkit_prefix,
+                "-Dcccl_include_dir=" + args.cccl_include_dir,
+                "-Dcpp_link_args=" + link_args,
+            ],
+            env=env,
+        )
         run(args.meson + ["compile", "-C", work, "streamlike"], env=env)
         library = work / "libstreamlike.so"
         if not library.is_file():
@@ -108,8 +124,10 @@ def main(argv):
         needed = [line for line in run(["readelf", "-d", library]).splitlines() if "(NEEDED)" in line]
         dynamic_runtime = [line.strip() for line in needed if "libstdc++" in line]
         if dynamic_runtime:
-            raise Failure(f"linked with {' '.join(STATIC_RUNTIME_LINK_ARGS)}, the library still needs the shared "
-                          "runtime, so this test would prove nothing:\n  " + "\n  ".join(dynamic_runtime))
+            raise Failure(
+                f"linked with {' '.join(STATIC_RUNTIME_LINK_ARGS)}, the library still needs the shared "
+                "runtime, so this test would prove nothing:\n  " + "\n  ".join(dynamic_runtime)
+            )
         full_table = subprocess.run(["nm", "--defined-only", str(library)], stdout=subprocess.PIPE, text=True).stdout
         if not any(line.endswith(" __cxa_throw") for line in full_table.splitlines()):
             raise Failure("the library's symbol table does not define __cxa_throw: the C++ runtime was not linked in")
@@ -126,8 +144,10 @@ def main(argv):
     except Failure as e:
         print(f"FAIL: {e}")
         return 1
-    print("PASS: with the C++ runtime linked in statically, the library exports streamlike's names only" +
-          (f", and {Path(args.program).name} works against it" if program_ran else ""))
+    print(
+        "PASS: with the C++ runtime linked in statically, the library exports streamlike's names only"
+        + (f", and {Path(args.program).name} works against it" if program_ran else "")
+    )
     return 0
 
 

@@ -59,7 +59,7 @@ public:
     // count before it, which costs a second trip for the count's cache line when another thread
     // copies the same stream). Not a release decrement plus an acquire fence on the last
     // reference: on x86 that is the same instruction, and ThreadSanitizer does not model fences.
-    // bench/RESULTS.md ("shared_stream_copy") has the numbers that chose this over a load-first
+    // bench/RESULTS.md ("shared_stream copy") has the numbers that chose this over a load-first
     // fast path for the last reference.
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) dispose();
   }

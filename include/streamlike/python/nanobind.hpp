@@ -29,12 +29,11 @@
 //   The type is made on first use, one per extension module; to expose it (isinstance checks):
 //     m.attr("Stream") = nb::borrow((PyObject*) streamlike::python::stream_type());
 //
-// Cost per call (H200 host, Python 3.12, torch stream, module built -O2 with NDEBUG;
-// bench/python/bench_stream_arg.py): a stream_view parameter adds about 16 ns to the binding's own
-// call with an int argument (~25 ns), a shared_stream parameter about 27 ns (it makes the block
-// that holds the exporter, from Python's small-object heap); torch's handle is read without
-// running its Python-level __cuda_stream__ and remembered by torch's key for the stream
-// (docs/python-bridge.md, "Known exporters").
+// Cost per call: a stream_view parameter adds little to the binding's own call with an int
+// argument; a shared_stream parameter also makes the block that holds the exporter, from Python's
+// small-object heap. torch's handle is read without running its Python-level __cuda_stream__ and
+// remembered by torch's key for the stream (docs/python-bridge.md, "Known exporters"). The claim
+// and its latest measurement: bench/RESULTS.md, "Python bridge".
 //
 // Errors are the protocol's (docs/python-bridge.md lists them): the exception raised inside
 // __cuda_stream__ itself propagates unchanged. How they reach Python with nanobind: its type

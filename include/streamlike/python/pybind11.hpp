@@ -28,13 +28,14 @@
 //   The type is made on first use, one per extension module; to expose it (isinstance checks):
 //     m.attr("Stream") = py::reinterpret_borrow<py::object>((PyObject*) streamlike::python::stream_type());
 //
-// Cost per call (H200 host, Python 3.12, torch stream, module built -O2 with NDEBUG;
-// bench/python/bench_stream_arg.py): a stream_view parameter costs about what an int parameter
-// costs (pybind11's own call, ~65 ns, dominates), a shared_stream parameter about 13 ns more (it
-// makes the block that holds the exporter, from Python's small-object heap); torch's handle is
-// read without running its Python-level __cuda_stream__ and remembered by torch's key for the
-// stream (docs/python-bridge.md, "Known exporters"). Without NDEBUG pybind11 checks that the GIL
-// is held at each reference count change it makes: its int call alone took 113 ns.
+// Cost per call: a stream_view parameter costs about what an int parameter costs (pybind11's own
+// call dominates), a shared_stream parameter a little more (it makes the block that holds the
+// exporter, from Python's small-object heap); torch's handle is read without running its
+// Python-level __cuda_stream__ and remembered by torch's key for the stream
+// (docs/python-bridge.md, "Known exporters"). Without NDEBUG pybind11 checks that the GIL is held
+// at each reference count change it makes, which costs more than the rest of the call: time a
+// module built as a wheel builds it. The claim and its latest measurement: bench/RESULTS.md,
+// "Python bridge".
 //
 // Errors are the protocol's (docs/python-bridge.md lists them); the exception raised inside
 // __cuda_stream__ itself propagates unchanged. pybind11 lets a caster throw (its dispatcher and

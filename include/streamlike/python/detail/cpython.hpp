@@ -1,5 +1,5 @@
 // streamlike/python/detail/cpython.hpp: Python.h and the small CPython helpers the bridge shares
-// (an owned reference, interned names, type names). Everything here needs the GIL.
+// (a scoped strong reference, interned names, type names). Everything here needs the GIL.
 #ifndef STREAMLIKE_PYTHON_DETAIL_CPYTHON_HPP
 #define STREAMLIKE_PYTHON_DETAIL_CPYTHON_HPP
 
@@ -16,32 +16,32 @@ namespace streamlike::python::detail {
 
 /// A strong reference, released when this is destroyed. Only for code that holds the GIL for
 /// the reference's whole life (a caster's call); py_ref is the one that may outlive it.
-class owned_object {
+class scoped_ref {
 public:
-  owned_object() noexcept = default;
-  owned_object(const owned_object&) = delete;
-  owned_object& operator=(const owned_object&) = delete;
-  owned_object(owned_object&& other) noexcept : object_(std::exchange(other.object_, nullptr)) {}
-  owned_object& operator=(owned_object&& other) noexcept {
-    owned_object(std::move(other)).swap(*this);
+  scoped_ref() noexcept = default;
+  scoped_ref(const scoped_ref&) = delete;
+  scoped_ref& operator=(const scoped_ref&) = delete;
+  scoped_ref(scoped_ref&& other) noexcept : object_(std::exchange(other.object_, nullptr)) {}
+  scoped_ref& operator=(scoped_ref&& other) noexcept {
+    scoped_ref(std::move(other)).swap(*this);
     return *this;
   }
-  ~owned_object() { Py_XDECREF(object_); }
+  ~scoped_ref() { Py_XDECREF(object_); }
 
   /// Takes over a new reference (may be nullptr).
-  [[nodiscard]] static owned_object steal(PyObject* object) noexcept { return owned_object(object); }
+  [[nodiscard]] static scoped_ref steal(PyObject* object) noexcept { return scoped_ref(object); }
   /// Takes a new reference to a borrowed object (may be nullptr).
-  [[nodiscard]] static owned_object borrow(PyObject* object) noexcept {
+  [[nodiscard]] static scoped_ref borrow(PyObject* object) noexcept {
     Py_XINCREF(object);
-    return owned_object(object);
+    return scoped_ref(object);
   }
 
   [[nodiscard]] PyObject* get() const noexcept { return object_; }
   [[nodiscard]] explicit operator bool() const noexcept { return object_ != nullptr; }
-  void swap(owned_object& other) noexcept { std::swap(object_, other.object_); }
+  void swap(scoped_ref& other) noexcept { std::swap(object_, other.object_); }
 
 private:
-  explicit owned_object(PyObject* object) noexcept : object_(object) {}
+  explicit scoped_ref(PyObject* object) noexcept : object_(object) {}
   PyObject* object_ = nullptr;
 };
 

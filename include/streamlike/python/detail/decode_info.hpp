@@ -19,11 +19,11 @@ namespace streamlike::python::detail {
 /// a bool is an int in Python and passes. Anything else is `not_an_int`.
 [[nodiscard]] inline decode_status read_integer(PyObject* item, problem not_an_int, long long& value,
                                                 int& overflow) noexcept {
-  owned_object index;
+  scoped_ref index;
   if (PyLong_Check(item)) {
-    index = owned_object::borrow(item);
+    index = scoped_ref::borrow(item);
   } else if (PyIndex_Check(item)) {
-    index = owned_object::steal(PyNumber_Index(item));
+    index = scoped_ref::steal(PyNumber_Index(item));
     if (!index) return decode_status::python_error();
   } else {
     return decode_status::wrong(not_an_int, item);
@@ -56,12 +56,12 @@ namespace streamlike::python::detail {
 }
 
 /// Decodes the (version, address) that __cuda_stream__ produced (a new reference, consumed).
-[[nodiscard]] inline decode_status decode_info(owned_object info, stream_view& out) noexcept {
+[[nodiscard]] inline decode_status decode_info(scoped_ref info, stream_view& out) noexcept {
   PyObject* sequence = info.get();
   PyObject* version_item = nullptr;
   PyObject* address_item = nullptr;
-  owned_object version_owned;
-  owned_object address_owned;
+  scoped_ref version_ref;
+  scoped_ref address_ref;
   if (PyTuple_CheckExact(sequence) && PyTuple_GET_SIZE(sequence) == 2) { // the common case: borrowed items
     version_item = PyTuple_GET_ITEM(sequence, 0);
     address_item = PyTuple_GET_ITEM(sequence, 1);
@@ -72,12 +72,12 @@ namespace streamlike::python::detail {
     const Py_ssize_t size = PySequence_Size(sequence);
     if (size < 0) return decode_status::python_error();
     if (size != 2) return decode_status::wrong(problem::wrong_length, sequence, size);
-    version_owned = owned_object::steal(PySequence_GetItem(sequence, 0));
-    if (!version_owned) return decode_status::python_error();
-    address_owned = owned_object::steal(PySequence_GetItem(sequence, 1));
-    if (!address_owned) return decode_status::python_error();
-    version_item = version_owned.get();
-    address_item = address_owned.get();
+    version_ref = scoped_ref::steal(PySequence_GetItem(sequence, 0));
+    if (!version_ref) return decode_status::python_error();
+    address_ref = scoped_ref::steal(PySequence_GetItem(sequence, 1));
+    if (!address_ref) return decode_status::python_error();
+    version_item = version_ref.get();
+    address_item = address_ref.get();
   }
 
   long long version = 0;

@@ -31,7 +31,7 @@ enum class problem : unsigned char {
 /// A problem (or none) and the value it is about.
 struct [[nodiscard]] decode_status {
   problem what = problem::none;
-  owned_object culprit;  // a strong reference: the sequence it came from may be released before the report
+  scoped_ref culprit;    // a strong reference: the sequence it came from may be released before the report
   Py_ssize_t length = 0; // wrong_length: the sequence's length
 
   [[nodiscard]] bool ok() const noexcept { return what == problem::none; }
@@ -41,13 +41,13 @@ struct [[nodiscard]] decode_status {
   [[nodiscard]] static decode_status python_error() noexcept { return {problem::python_error, {}, 0}; }
   /// `culprit` is borrowed (a new reference is taken).
   [[nodiscard]] static decode_status wrong(problem p, PyObject* culprit = nullptr, Py_ssize_t length = 0) noexcept {
-    return {p, owned_object::borrow(culprit), length};
+    return {p, scoped_ref::borrow(culprit), length};
   }
 };
 
 /// repr(item) for a message: false, with repr's exception set, if repr() itself raised.
 [[nodiscard]] inline bool repr_text(PyObject* item, std::string& shown) {
-  const owned_object repr = owned_object::steal(PyObject_Repr(item));
+  const scoped_ref repr = scoped_ref::steal(PyObject_Repr(item));
   if (!repr) return false;
   const char* text = PyUnicode_AsUTF8(repr.get());
   if (text == nullptr) PyErr_Clear();

@@ -29,12 +29,12 @@ namespace streamlike::python::detail {
 [[nodiscard]] inline decode_status call_protocol(PyObject* obj, PyObject* name, stream_view& out) noexcept {
   // A method, called without making a bound method object.
   PyObject* call_args[2] = {nullptr, obj}; // slot 0 free for PY_VECTORCALL_ARGUMENTS_OFFSET
-  owned_object info =
-      owned_object::steal(PyObject_VectorcallMethod(name, call_args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
+  scoped_ref info =
+      scoped_ref::steal(PyObject_VectorcallMethod(name, call_args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
   if (info) return decode_info(std::move(info), out);
 
   saved_error first = saved_error::fetch();
-  owned_object attribute = owned_object::steal(PyObject_GetAttr(obj, name));
+  scoped_ref attribute = scoped_ref::steal(PyObject_GetAttr(obj, name));
   if (!attribute) {
     if (PyErr_ExceptionMatches(PyExc_AttributeError) != 0) {
       PyErr_Clear();

@@ -26,7 +26,7 @@ namespace streamlike::python::detail {
 }
 
 [[nodiscard]] inline bool attribute_is(PyObject* obj, const char* attribute, const char* expected) noexcept {
-  const owned_object value = owned_object::steal(PyObject_GetAttrString(obj, attribute));
+  const scoped_ref value = scoped_ref::steal(PyObject_GetAttrString(obj, attribute));
   if (!value) {
     PyErr_Clear();
     return false;
@@ -37,7 +37,7 @@ namespace streamlike::python::detail {
 /// Whether the class's own __cuda_stream__ is torch's. Looking it up on the type also gives the
 /// type a version tag (CPython assigns them on lookup).
 [[nodiscard]] inline bool has_torch_method(PyTypeObject* type, PyObject* name) noexcept {
-  const owned_object method = owned_object::steal(PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name));
+  const scoped_ref method = scoped_ref::steal(PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name));
   if (!method) {
     PyErr_Clear();
     return false;
@@ -66,8 +66,7 @@ inline constexpr int read_only_member = READONLY;
 
 /// The offset of a read-only `long long` member `attribute` of `type`, or -1.
 [[nodiscard]] inline Py_ssize_t long_long_member_offset(PyTypeObject* type, const char* attribute) noexcept {
-  const owned_object descriptor =
-      owned_object::steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), attribute));
+  const scoped_ref descriptor = scoped_ref::steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), attribute));
   if (!descriptor) {
     PyErr_Clear();
     return -1;
@@ -102,7 +101,7 @@ struct handle_getter {
 /// __dict__ cannot shadow, of a type `type` derives from (the check the descriptor makes on each
 /// call, made here once for the type). `descriptor` receives a strong reference to it, to keep
 /// with the getter.
-[[nodiscard]] inline handle_getter direct_handle_getter(PyTypeObject* type, owned_object& descriptor) noexcept {
+[[nodiscard]] inline handle_getter direct_handle_getter(PyTypeObject* type, scoped_ref& descriptor) noexcept {
   if (type->tp_getattro != PyObject_GenericGetAttr) return {};
   PyObject* name = torch_handle_name();
   if (name == nullptr) {
@@ -113,7 +112,7 @@ struct handle_getter {
   if (found == nullptr || Py_TYPE(found) != &PyGetSetDescr_Type) return {};
   const PyGetSetDef* def = reinterpret_cast<PyGetSetDescrObject*>(found)->d_getset;
   if (def == nullptr || def->get == nullptr || PyType_IsSubtype(type, PyDescr_TYPE(found)) == 0) return {};
-  descriptor = owned_object::borrow(found);
+  descriptor = scoped_ref::borrow(found);
   return {def->get, def->closure};
 }
 
@@ -127,7 +126,7 @@ struct exporter_reader {
 
 /// `descriptor`: a strong reference to what `reader.handle` came from, if anything.
 [[nodiscard]] inline exporter_reader classify_type(PyTypeObject* type, PyObject* name,
-                                                   owned_object& descriptor) noexcept {
+                                                   scoped_ref& descriptor) noexcept {
   exporter_reader reader;
   if (PyObject* owned_name = cuda_stream_owned_name(); owned_name != nullptr) {
     PyObject* owned = _PyType_Lookup(type, owned_name); // borrowed; read_owned's own lookup
@@ -175,8 +174,8 @@ struct exporter_reader {
   }
   // Classifying runs Python code (attribute lookups), which may even assign obj.__class__: the
   // type is held meanwhile, and if obj is no longer of it, this call reads through the protocol.
-  const owned_object held_type = owned_object::borrow(reinterpret_cast<PyObject*>(type));
-  owned_object descriptor;
+  const scoped_ref held_type = scoped_ref::borrow(reinterpret_cast<PyObject*>(type));
+  scoped_ref descriptor;
   exporter_reader reader = classify_type(type, name, descriptor);
   if (Py_TYPE(obj) != type) return {};
   const unsigned int version = type->tp_version_tag;

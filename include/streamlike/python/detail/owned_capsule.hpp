@@ -46,15 +46,15 @@ enum class owned_read {
   if (name == nullptr) return owned_read::failed;
 #if defined(Py_GIL_DISABLED)
   // Free-threaded: a borrowed result could be freed by another thread; take a reference.
-  const owned_object method = owned_object::steal(_PyType_LookupRef(Py_TYPE(obj), name));
+  const scoped_ref method = scoped_ref::steal(_PyType_LookupRef(Py_TYPE(obj), name));
   if (!method || method.get() == Py_None) return owned_read::not_offered;
 #else
   PyObject* method = _PyType_Lookup(Py_TYPE(obj), name); // borrowed; CPython's method cache
   if (method == nullptr || method == Py_None) return owned_read::not_offered;
 #endif
   PyObject* call_args[2] = {nullptr, obj}; // slot 0 free for PY_VECTORCALL_ARGUMENTS_OFFSET
-  const owned_object capsule =
-      owned_object::steal(PyObject_VectorcallMethod(name, call_args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
+  const scoped_ref capsule =
+      scoped_ref::steal(PyObject_VectorcallMethod(name, call_args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
   if (!capsule) return owned_read::failed;
   if (capsule.get() == Py_None) return owned_read::not_offered;
   streamlike_owned_stream* owned = streamlike_owned_stream_from_capsule(capsule.get());

@@ -21,16 +21,16 @@ namespace streamlike::python::detail {
 /// caller calls the method instead.
 [[nodiscard]] inline std::optional<decode_status> read_torch_attribute(PyObject* obj, const handle_getter& getter,
                                                                        stream_view& out) noexcept {
-  owned_object handle;
+  scoped_ref handle;
   if (getter.get != nullptr) {
-    handle = owned_object::steal(getter.get(obj, getter.closure));
+    handle = scoped_ref::steal(getter.get(obj, getter.closure));
   } else {
     PyObject* name = torch_handle_name();
     if (name == nullptr) {
       PyErr_Clear();
       return std::nullopt;
     }
-    handle = owned_object::steal(PyObject_GetAttr(obj, name));
+    handle = scoped_ref::steal(PyObject_GetAttr(obj, name));
   }
   if (!handle || !PyLong_CheckExact(handle.get())) {
     PyErr_Clear();

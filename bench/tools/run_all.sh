@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# bench/tools/run_all.sh: runs every benchmark program of bench/ and prints each claim's verdict.
+#
+#   meson setup build-bench -Dbenchmarks=enabled && meson compile -C build-bench && bench/tools/run_all.sh build-bench
+#
+#   bench/tools/run_all.sh BUILD_DIR [--require-gpu] [--quick] [--repetitions N] [--min-time S] [--out DIR]
+#
+# For each program, bench/tools/ratios.py runs it (Google Benchmark, N repetitions interleaved in random
+# order, medians) and judges its rows against baselines measured in the same run:
+#
+#   get_stream_routes   every route/ row <= 1.02x route/cudaStream_t, and (instruction_counts.py,
+#                       where objdump exists) equal instruction counts
+#   shared_stream_copy  shared_stream copy+destroy <= 0.8x std::shared_ptr on 1 thread, <= 1.0x
+#                       on 2 threads copying the same object
+#   stream_pool  (GPU)  stream_pool get+drop >= 100x faster than cudaStreamCreate+Destroy
+#   ordering     (GPU)  streamlike::wait <= 1.2x the raw floor, < 1x an event per call, and
+#                       <= 1.05x the wait as it was before it became capture-safe
+#   owner_queries (GPU) shown (compare_builds.py judges them against the previous library)
+#
+# Every program has control rows (its baseline measured again). A control whose ratio is off 1
+# by more than its tolerance (the target's margin: 2% for the routes, 5% for the copy, 10% for
+# the GPU rows) turns that program's verdicts into INCONCLUSIVE: the run was too noisy to tell.
+#
+# The GPU programs exist only where nvcc was found, and skip themselves (exit 77) without a CUDA
+# device: their targets then read SKIP, which fails the run only with --require-gpu (use it on
+# the GPU machine, so that a missing device cannot pass for a success). Where a device exists,
+# bench/tools/references.py measures cuda.core's and torch's figures for the same operations in this
+# run; they are printed beside ours as REFERENCE lines, not judged (with --require-gpu a
+# library that gives no figure is a failure).
+#
+# Host rows are compared on CPU time (a shared machine's other jobs do not count), GPU rows on
+# real time (a CUDA call may wait for the driver without using the CPU). Raw JSON and the log go
+# to --out (default BUILD_DIR/bench-results). The log names the commit ($STREAMLIKE_COMMIT, else
+# `git rev-parse HEAD`) and this command. Exit status: 0 when no target failed and at least one
+# passed; 1 otherwise (INCONCLUSIVE neither passes nor fails; a run of only those exits 1).
+set -uo pipefail
+
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+
+[ $# -ge 1 ] || usage 2
+case "$1" in -h|--help) usage 0 ;; esac
+command_line="bench/tools/run_all.sh $*"
+build=$1; shift
+require_gpu=0
+reps=20
+min_time=0.1
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --require-gpu) require_gpu=1 ;;
+    --quick) reps=5; min_time=0.05 ;;
+    --repetitions) reps=$2; shift ;;
+    --min-time) min_time=$2; shift ;;
+    --out) out=$2; shift ;;
+    -h|--help) usage 0 ;;
+    *) echo "run_all.sh: unknown argument '$1'" >&2; usage 2 ;;
+  esac
+  shift
+done
+
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$build/bench
+[ -d "$bin" ] || { echo "run_all.sh: no $bin: build first (meson setup $build -Dbenchmarks=enabled && meson compile -C $build)" >&2; exit 2; }
+out=${out:-$build/bench-results}
+mkdir -p "$out"
+log=$out/run_all.log
+: > "$log"
+verdicts=$out/verdicts.txt
+: > "$verdicts"
+
+say() { echo "$@" | tee -a "$log"; }
+
+# ---- the machine ------------------------------------------------------------------------------
+say "== bench/tools/run_all.sh: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+commit=${STREAMLIKE_COMMIT:-$(git -C "$(dirname "$0")" rev-parse HEAD 2>/dev/null)}
+say "commit: ${commit:-unknown (no git here: set STREAMLIKE_COMMIT)}$(git -C "$(dirname "$0")" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' + uncommitted changes')"
+say "command: $command_line"
+say "host: $(hostname)  nproc: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+say "cpu: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  say "gpu: $(nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null | paste -sd';' -)"
+else
+  say "gpu: (no nvidia-smi)"
+fi
+compilers=$(meson introspect "$build" --compilers 2>/dev/null | python3 -c 'import json, sys; h = json.load(sys.stdin)["host"]; print(", ".join(k + ": " + v["id"] + " " + v["version"] for k, v in h.items()))' 2>/dev/null)
+say "compilers: ${compilers:-(unknown: meson introspect failed)}"
+say "settings: $reps repetitions x $min_time s, interleaved; medians"
+say ""
+
+# ---- one program --------------------------------------------------------------------------------
+# run_program NAME GPU(0/1) [ratios.py arguments...]
+run_program() {
+  local name=$1 gpu=$2; shift 2
+  local exe=$bin/$name
+  say "== $name"
+  if [ ! -x "$exe" ]; then
+    local why="not built"
+    [ "$gpu" = 1 ] && why="not built (no nvcc in this build: GPU programs need the CUDA compiler)"
+    say "TARGET $name: SKIP ($why)" | tee -a "$verdicts"
+    say ""
+    return
+  fi
+  local output status
+  output=$(python3 "$here/ratios.py" "$exe" --name "$name" --repetitions "$reps" --min-time "$min_time" \
+             --json-out "$out/$name.json" "$@" 2>&1)
+  status=$?
+  echo "$output" | tee -a "$log"
+  if [ $status -eq 2 ]; then
+    say "TARGET $name: FAIL (the run itself failed: see above)" | tee -a "$verdicts" >/dev/null
+  fi
+  echo "$output" | grep -E '^(TARGET|REFERENCE) ' >> "$verdicts"
+  say ""
+}
+
+# ---- the programs and their targets -------------------------------------------------------------
+run_program get_stream_routes 0   # defaults: baseline route/cudaStream_t; route/ <= 1.02; control/ gate
+
+say "== get_stream_routes: instruction counts"
+if [ -x "$bin/get_stream_routes" ] && command -v objdump >/dev/null && command -v nm >/dev/null; then
+  ic=$(python3 "$here/instruction_counts.py" "$bin/get_stream_routes" 2>&1)
+  echo "$ic" | tee -a "$log"
+  echo "$ic" | grep -E '^TARGET ' >> "$verdicts" || echo "TARGET get_stream_routes instructions: FAIL (no verdict)" >> "$verdicts"
+else
+  echo "TARGET get_stream_routes instructions: SKIP (needs objdump and nm)" | tee -a "$log" >> "$verdicts"
+fi
+say ""
+
+shared_ptr='copy/std::shared_ptr<int>\1'
+run_program shared_stream_copy 0 \
+  --compare 'copy/shared_stream_keep_alive(/threads:1)' "$shared_ptr" '<=' 0.8 \
+  --compare 'copy/shared_stream_keep_alive(/threads:2)' "$shared_ptr" '<=' 1.0 \
+  --control 'control/std::shared_ptr<int>_again(/threads:\d+)' "$shared_ptr" 0.05 \
+  --info 'copy/shared_stream_immortal_legacy(/threads:\d+)' "$shared_ptr" \
+  --info 'last/shared_stream_keep_alive(/threads:1)' 'last/std::shared_ptr<int>\1' \
+  --info 'diag/shared_ptr_in_a_single_threaded_process(/threads:\d+)' "$shared_ptr"
+
+# cuda.core's and torch's figures for the same operations, measured now (not judged).
+refs_pool=()
+refs_wait=()
+if [ -x "$bin/stream_pool" ] || [ -x "$bin/ordering" ]; then
+  say "== references (bench/tools/references.py)"
+  required=()
+  [ "$require_gpu" = 1 ] && required=(--require cuda.core --require torch)
+  ref_out=$(python3 "$here/references.py" --json "$out/references.json" "${required[@]}" 2>&1)
+  ref_status=$?
+  echo "$ref_out" | tee -a "$log"
+  if [ $ref_status -eq 1 ]; then
+    echo "TARGET references: FAIL (a library's figures could not be measured: see above)" >> "$verdicts"
+  fi
+  figure() { echo "$ref_out" | sed -n "s/^REFERENCE-FIGURE $1 //p"; }
+  f=$(figure 'cuda\.core\.create+close'); [ -n "$f" ] && refs_pool+=(--reference 'create/(shared|unique)_stream::create\+drop' "$f" 'cuda.core create_stream()+close() (this run)')
+  f=$(figure 'torch\.create+drop'); [ -n "$f" ] && refs_pool+=(--reference 'pool/stream_pool::get\+drop' "$f" 'torch.cuda.Stream() from its pool + drop (this run)')
+  f=$(figure 'cuda\.core\.wait'); [ -n "$f" ] && refs_wait+=(--reference 'wait/streamlike::wait\(.*\)' "$f" 'cuda.core Stream.wait(other) (this run)')
+  f=$(figure 'torch\.wait_stream'); [ -n "$f" ] && refs_wait+=(--reference 'wait/streamlike::wait\(.*\)' "$f" 'torch Stream.wait_stream(other) (this run)')
+  for line in $(echo "$ref_out" | sed -n 's/^REFERENCE-MISSING \([^:]*\):.*/\1/p'); do
+    echo "REFERENCE references: $line not measured (see the log)" >> "$verdicts"
+  done
+  say ""
+fi
+
+create='create/cudaStreamCreate+cudaStreamDestroy'
+run_program stream_pool 1 --metric real_time \
+  --compare 'pool/stream_pool::get\+drop' "$create" 'faster>=' 100 \
+  --control 'control/cudaStreamCreate\+cudaStreamDestroy_again' "$create" 0.1 \
+  --info 'create/cudaStreamCreateWithPriority.*|create/(shared|unique)_stream::create\+drop' "$create" \
+  "${refs_pool[@]}"
+
+floor='wait/raw_floor:cudaEventRecord+cudaStreamWaitEvent'
+per_call='wait/event_per_call:create+record+wait+destroy'
+ours='wait/streamlike::wait\(shared_stream,shared_stream\)'
+run_program ordering 1 --metric real_time \
+  --compare "$ours" "$floor" '<=' 1.2 \
+  --compare "$ours" "$per_call" '<' 1.0 \
+  --compare "$ours" 'wait/pre_capture_check:ctx_lookup+record+wait' '<=' 1.05 \
+  --control 'control/raw_floor_again' "$floor" 0.1 \
+  --info 'wait/streamlike::wait\(cudaStream_t,cudaStream_t\)|wait/event_per_call.*|diag/.*' "$floor" \
+  "${refs_wait[@]}"
+
+run_program owner_queries 1 --metric real_time \
+  --info 'query/.*|diag/.*' 'query/core:stream_control_block::facts'
+
+# ---- summary ----------------------------------------------------------------------------------
+if [ "$require_gpu" = 1 ]; then
+  # A GPU program that skipped is a failure here: the device run must measure them.
+  sed -i -E 's/^(TARGET (stream_pool|ordering)): SKIP/\1: FAIL (--require-gpu) SKIP/' "$verdicts"
+fi
+pass=$(grep -cE '^TARGET .*: PASS' "$verdicts")
+fail=$(grep -cE '^TARGET .*: FAIL' "$verdicts")
+skip=$(grep -cE '^TARGET [^:]*: SKIP' "$verdicts")
+inconclusive=$(grep -cE '^TARGET .*: INCONCLUSIVE' "$verdicts")
+say "== summary ($(date -u '+%Y-%m-%d %H:%M:%S UTC'); commit ${commit:-unknown}; raw JSON and this log in $out)"
+while IFS= read -r line; do
+  case "$line" in
+    TARGET*) say "${line#TARGET }" ;;
+  esac
+done < "$verdicts"
+while IFS= read -r line; do
+  case "$line" in
+    REFERENCE*) say "(not judged) ${line#REFERENCE }" ;;
+  esac
+done < "$verdicts"
+say "$pass passed, $fail failed, $skip skipped, $inconclusive inconclusive"
+if [ "$pass" -eq 0 ]; then
+  say "run_all.sh: no target passed: nothing was shown"
+  exit 1
+fi
+[ "$fail" -eq 0 ]
