@@ -24,7 +24,8 @@ Two ways to say what is judged:
 
     --control ROW_REGEX BASELINE TOLERANCE names control rows (the baseline measured again): if
     one's ratio is off 1 by more than TOLERANCE, every verdict reads INCONCLUSIVE. In single-
-    baseline mode the control/ rows gate the same way, with TOLERANCE = target - 1.
+    baseline mode the control/ rows gate the same way, with TOLERANCE = --control-tolerance
+    (default: target - 1).
 
 Output: the table of medians; then one line per verdict starting with TARGET, which is what
 bench/run_all.sh collects:
@@ -75,6 +76,9 @@ def parse_args():
                         "that names one row; default 'route/cudaStream_t': the raw cudaStream_t through "
                         "the same generic function)")
     p.add_argument("--target", type=float, default=1.02, help="single-baseline mode: largest ratio allowed (default 1.02)")
+    p.add_argument("--control-tolerance", type=float, default=None, metavar="T",
+                   help="single-baseline mode: a control/ row off 1 by more than T makes the verdict "
+                        "INCONCLUSIVE (default: the target's margin, target - 1)")
     p.add_argument("--judge", action="append", default=None, metavar="PREFIX",
                    help="single-baseline mode: rows whose names start with PREFIX are held to the target "
                         "(repeatable; default: 'route/' and 'control/'); the others are printed as diagnostics")
@@ -217,7 +221,7 @@ def single_baseline(args, samples, name):
     # control/ rows: the baseline again. Their ratio should be 1; one off by more than the
     # target's margin means the run cannot tell a route's cost from noise.
     is_control = lambda n: n != base_name and n.startswith("control/")
-    margin = args.target - 1
+    margin = args.target - 1 if args.control_tolerance is None else args.control_tolerance
     print(f"baseline: {base_name}; judged: rows starting with {', '.join(judged)}; target: ratio <= {args.target}; "
           f"control/ rows gate: |ratio - 1| <= {margin:.3g}")
 

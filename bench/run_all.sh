@@ -105,11 +105,35 @@ run_program() {
              --json-out "$out/$name.json" "$@" 2>&1)
   status=$?
   echo "$output" | tee -a "$log"
-  if [ $status -eq 2 ]; then
-    say "TARGET $name: FAIL (the run itself failed: see above)" | tee -a "$verdicts" >/dev/null
-  fi
   echo "$output" | grep -E '^(TARGET|REFERENCE) ' >> "$verdicts"
+  judge_exit "$name" "$status" "$output"
   say ""
+}
+
+# judge_exit NAME STATUS OUTPUT: a FAIL for NAME unless the judge's exit status and its TARGET
+# lines agree (0: only PASS; 1: a FAIL; 3: an INCONCLUSIVE; 77: a SKIP). A crash (a Python
+# traceback, any other status) or a run that printed no verdict can then never pass for a
+# success, nor drop its claims from the summary.
+judge_exit() {
+  local name=$1 status=$2 output=$3 targets why=""
+  targets=$(echo "$output" | grep -E '^TARGET ')
+  if echo "$output" | grep -q '^Traceback (most recent call last)'; then
+    why="the judge crashed (exit $status): see the traceback above"
+  elif [ "$status" -eq 2 ]; then
+    why="the run itself failed: see above"
+  elif [ -z "$targets" ]; then
+    why="printed no verdict (exit $status): see above"
+  else
+    case $status in
+      0) echo "$targets" | grep -qvE ': PASS' && why="exit 0 but a verdict is not PASS" ;;
+      1) echo "$targets" | grep -qE ': FAIL' || why="exit 1 without a FAIL verdict: see above" ;;
+      3) echo "$targets" | grep -qE ': INCONCLUSIVE' || why="exit 3 without an INCONCLUSIVE verdict" ;;
+      77) echo "$targets" | grep -qE ': SKIP' || why="exit 77 without a SKIP verdict" ;;
+      *) why="the judge exited with $status: see above" ;;
+    esac
+  fi
+  [ -n "$why" ] && say "TARGET $name: FAIL ($why)" | tee -a "$verdicts" >/dev/null
+  return 0
 }
 
 # ---- the programs and their targets -------------------------------------------------------------
@@ -118,8 +142,10 @@ run_program get_stream_routes 0   # defaults: baseline route/cudaStream_t; route
 say "== get_stream_routes: instruction counts"
 if [ -x "$bin/get_stream_routes" ] && command -v objdump >/dev/null && command -v nm >/dev/null; then
   ic=$(python3 "$here/instruction_counts.py" "$bin/get_stream_routes" 2>&1)
+  ic_status=$?
   echo "$ic" | tee -a "$log"
-  echo "$ic" | grep -E '^TARGET ' >> "$verdicts" || echo "TARGET get_stream_routes instructions: FAIL (no verdict)" >> "$verdicts"
+  echo "$ic" | grep -E '^TARGET ' >> "$verdicts"
+  judge_exit "get_stream_routes instructions" "$ic_status" "$ic"
 else
   echo "TARGET get_stream_routes instructions: SKIP (needs objdump and nm)" | tee -a "$log" >> "$verdicts"
 fi
