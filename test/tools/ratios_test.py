@@ -104,6 +104,16 @@ rc, out = judge({"base": r, "pool/stream_pool::get+drop": [5.0] * 5},
 expect("--reference lines are printed as REFERENCE, not TARGET, and not judged",
        rc == 0 and "REFERENCE fixture: pool/stream_pool::get+drop" in out and len(targets(out)) == 1, out)
 
+rc, out = judge({"create/ours": [5.0] * 5}, "--versus", "create/ours", "5.2", "cuda.core", "<=", "1.0")
+expect("--versus: a row within an outside figure passes", rc == 0 and verdicts(out) == ["PASS"] and "vs cuda.core" in out, out)
+rc, out = judge({"create/ours": [5.5] * 5}, "--versus", "create/ours", "5.2", "cuda.core", "<=", "1.0")
+expect("--versus: a row over an outside figure fails", rc == 1 and verdicts(out) == ["FAIL"], out)
+rc, out = judge({"create/ours": [5.0] * 5}, "--versus", "create/theirs", "5.2", "cuda.core", "<=", "1.0")
+expect("--versus: a missing row fails", rc == 1 and "no such row" in out, out)
+rc, out = judge({"base": r, "control/base_again": [12.0] * 5, "create/ours": [5.0] * 5},
+                "--versus", "create/ours", "5.2", "cuda.core", "<=", "1.0", "--control", "control/base_again", "base", "0.05")
+expect("--versus: an off control makes it INCONCLUSIVE", rc == 3 and verdicts(out) == ["INCONCLUSIVE"], out)
+
 # --- rules: control rows ------------------------------------------------------------------------
 rc, out = judge(rows, "--compare", "slower", "base", "<=", "1.1", "--control", "control/base_again", "base", "0.01")
 expect("a control off by more than its tolerance: every verdict INCONCLUSIVE, exit 3 (a FAIL too)",

@@ -19,8 +19,13 @@ failures = 0
 COPY_PASS = {f"copy/std::shared_ptr<int>/threads:{t}": [10.0] * 3 for t in (1, 2)}
 COPY_PASS.update({f"control/std::shared_ptr<int>_again/threads:{t}": [10.0] * 3 for t in (1, 2)})
 COPY_PASS.update({f"copy/shared_stream_keep_alive/threads:{t}": [7.0] * 3 for t in (1, 2)})
-POOL_PASS = {"pool/stream_pool::get+drop": [20.0] * 3, "create/cudaStreamCreate+cudaStreamDestroy": [5000.0] * 3,
-             "control/cudaStreamCreate+cudaStreamDestroy_again": [5000.0] * 3}
+RAW_CREATES = ["cudaStreamCreate+cudaStreamDestroy", "cudaStreamCreateWithFlags(non_blocking)+cudaStreamDestroy",
+               "cudaStreamCreateWithPriority(non_blocking)+cudaStreamDestroy",
+               "cuStreamCreate(non_blocking)+cuStreamDestroy", "cuStreamCreateWithPriority(non_blocking)+cuStreamDestroy"]
+POOL_PASS = {f"create/{raw}": [5000.0] * 3 for raw in RAW_CREATES}
+POOL_PASS.update({"pool/stream_pool::get+drop": [20.0] * 3, "create/shared_stream::create+drop": [5100.0] * 3,
+                  "create/unique_stream::create+drop": [5000.0] * 3,
+                  "control/cudaStreamCreate+cudaStreamDestroy_again": [5000.0] * 3})
 
 
 def stub(folder, name, body):
@@ -89,8 +94,10 @@ printing(f, "stream_pool", benchmark_json(POOL_PASS))
 rc, out = run_all(f)
 s = summary(out)
 expect("a crash of the judge is a FAIL named after the program, and the run fails",
-       rc == 1 and "shared_stream_copy: FAIL (the judge crashed" in s and "1 passed, 1 failed" in s, out)
-expect("the other program's claim still passes", "stream_pool: pool/stream_pool::get+drop" in s and ": PASS" in s, out)
+       rc == 1 and "shared_stream_copy: FAIL (the judge crashed" in s and "6 passed, 1 failed" in s, out)
+expect("the other program's claims still pass (the pool, and creation against each raw way)",
+       s.count("stream_pool: ") == 6 and s.count("stream_pool: create/shared_stream::create+drop vs create/") == 5
+       and "1 failed" in s and "6 passed" in s, out)
 
 # A program that fails (exit 1, nothing printed): the judge's run failed, a FAIL.
 f = case("program_fails")
@@ -130,6 +137,20 @@ printing(f, "shared_stream_copy", benchmark_json(slow))
 rc, out = run_all(f)
 s = summary(out)
 expect("a missed target reads FAIL and fails the run", rc == 1 and "1 passed, 1 failed" in s, out)
+
+# Creation 1.04x the runtime's create but 1.10x the driver's, the fastest: the driver's rule fails.
+f = case("slow_create")
+folders.append(f)
+slow_create = dict(POOL_PASS)
+slow_create["create/cuStreamCreate(non_blocking)+cuStreamDestroy"] = [4730.0] * 3
+slow_create["create/shared_stream::create+drop"] = [5200.0] * 3
+printing(f, "stream_pool", benchmark_json(slow_create))
+rc, out = run_all(f)
+s = summary(out)
+expect("creation is held to the fastest raw way: 1.10x the driver's create fails, the others pass",
+       rc == 1 and "5 passed, 1 failed" in s
+       and "create/shared_stream::create+drop vs create/cuStreamCreate(non_blocking)+cuStreamDestroy: ratio 1.0994" in s,
+       out)
 
 # A noisy run: the control is off, the claims read INCONCLUSIVE; with nothing passing, exit 1.
 f = case("noisy")

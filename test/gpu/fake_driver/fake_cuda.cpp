@@ -422,6 +422,18 @@ CUresult CUDAAPI fake_cuEventSynchronize(CUevent event) {
   return to_driver(event_query_or_sync("cuEventSynchronize", event));
 }
 
+CUresult CUDAAPI fake_cuStreamCreate(CUstream* stream, unsigned int flags) {
+  state().count("cuStreamCreate");
+  return to_driver(create_stream(stream, flags, 0));
+}
+
+CUresult CUDAAPI fake_cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int priority) {
+  state().count("cuStreamCreateWithPriority");
+  return to_driver(create_stream(stream, flags, priority));
+}
+
+CUresult CUDAAPI fake_cuStreamDestroy(CUstream stream) { return to_driver(cudaStreamDestroy(stream)); }
+
 void* driver_function(const std::string& name, unsigned int version) {
   static const std::map<std::string, void*> functions = {
       {"cuStreamGetCtx", reinterpret_cast<void*>(&fake_cuStreamGetCtx)},
@@ -439,6 +451,9 @@ void* driver_function(const std::string& name, unsigned int version) {
       {"cuStreamSynchronize", reinterpret_cast<void*>(&fake_cuStreamSynchronize)},
       {"cuEventQuery", reinterpret_cast<void*>(&fake_cuEventQuery)},
       {"cuEventSynchronize", reinterpret_cast<void*>(&fake_cuEventSynchronize)},
+      {"cuStreamCreate", reinterpret_cast<void*>(&fake_cuStreamCreate)},
+      {"cuStreamCreateWithPriority", reinterpret_cast<void*>(&fake_cuStreamCreateWithPriority)},
+      {"cuStreamDestroy", reinterpret_cast<void*>(&fake_cuStreamDestroy)},
   };
   // cuCtxGetDevice names the context from CUDA 13; before, it answers for the current context.
   if (name == "cuCtxGetDevice")
@@ -571,6 +586,35 @@ cudaError_t CUDARTAPI cudaSetDevice(int device) {
   f.count("cudaSetDevice");
   if (device < 0 || device >= f.devices) return fail(cudaErrorInvalidDevice);
   current_device = device;
+  return cudaSuccess;
+}
+
+// What a program asks at start (a device check, its name and versions): answered, not modelled.
+cudaError_t CUDARTAPI cudaFree(void* pointer) {
+  fake& f = state();
+  f.count("cudaFree");
+  if (f.devices <= 0) return fail(cudaErrorNoDevice);
+  return pointer == nullptr ? cudaSuccess : fail(cudaErrorInvalidValue);
+}
+
+cudaError_t CUDARTAPI cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+  fake& f = state();
+  f.count("cudaGetDeviceProperties");
+  if (prop == nullptr || device < 0 || device >= f.devices) return fail(cudaErrorInvalidDevice);
+  *prop = cudaDeviceProp{};
+  std::snprintf(prop->name, sizeof prop->name, "streamlike fake CUDA device %d", device);
+  prop->major = 9;
+  prop->minor = 0;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaDriverGetVersion(int* version) {
+  if (version != nullptr) *version = CUDART_VERSION;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaRuntimeGetVersion(int* version) {
+  if (version != nullptr) *version = CUDART_VERSION;
   return cudaSuccess;
 }
 
