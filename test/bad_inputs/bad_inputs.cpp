@@ -193,10 +193,10 @@ const std::vector<bad_input>& table() {
                 when::always, export_stream(std::shared_ptr<stream_view>{})),
 
       // --- no driver or no device: streamlike::error naming the operation and the CUDA error
-      BAD_INPUT("Without a CUDA driver or device", "create-shared", streamlike::error,
-                ("streamlike: shared_stream::create: cudaGetDevice failed",
-                 "cudaErrorInsufficientDriver|cudaErrorNoDevice"),
-                when::without_device, shared_stream::create()),
+      BAD_INPUT(
+          "Without a CUDA driver or device", "create-shared", streamlike::error,
+          ("streamlike: shared_stream::create: cudaGetDevice failed", "cudaErrorInsufficientDriver|cudaErrorNoDevice"),
+          when::without_device, shared_stream::create()),
       BAD_INPUT("Without a CUDA driver or device", "create-shared-device-0", streamlike::error,
                 ("shared_stream::create: cudaGetDeviceCount failed", "cudaErrorInsufficientDriver|cudaErrorNoDevice"),
                 when::without_device, shared_stream::create({.device = 0, .priority = 0, .non_blocking = false})),
