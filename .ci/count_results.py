@@ -2,7 +2,8 @@
 """Counts meson's test results (testlog.json, one JSON object per test) into the closing line, and
 checks that every suite that must run on CI ran.
 
-Usage: count_results.py [--require NAME[,NAME...]]... [LABEL=]TESTLOG...
+Usage: count_results.py [--require NAME[,NAME...]]... [--registered TESTS_JSON]
+                        [--may-skip PATTERN[,PATTERN...]]... [LABEL=]TESTLOG...
 
 A TESTLOG given as LABEL=PATH (a sanitizer build's log: asan=build-asan/meson-logs/testlog.json)
 counts its tests under the suite LABEL as well as under their own suites.
@@ -12,10 +13,21 @@ whose tests all skipped, fails the count and is named). NAME may be SUITE/TEST, 
 other tests would pass without the one that matters (python/python-bridge: the bridge itself, not
 the header checks that share its suite).
 
+--registered TESTS_JSON: the tests the build registered (`meson introspect BUILD --tests`). Every
+one of them must have passed in the unlabelled logs, unless --may-skip exempts it: a registered test
+that skipped or is missing from the logs fails the count and is named (with the last line it printed,
+for a skip). So a test that stops running, or starts skipping because a tool went missing, fails CI
+without anyone having listed it.
+
+--may-skip PATTERN: tests that may skip or be absent (the ones that need a GPU, or an optional
+library CI does not install). A PATTERN (shell-style, fnmatch) exempts a test when it matches one of
+the test's suites, its name, or SUITE/NAME.
+
 The closing line `N passed, N failed, N skipped` is always the last line printed (on stdout).
-Exit status 1 on any failed test, an unreadable log, no pass at all, or a required suite without
-a pass.
+Exit status 1 on any failed test, an unreadable log, no pass at all, a required suite without
+a pass, or a registered test that did not pass and is not exempt.
 """
+import fnmatch
 import json
 import sys
 
@@ -33,18 +45,45 @@ def parse_name(full):
     return [s for s in suites.split("+") if s], test
 
 
+def exempt(test, suites, patterns):
+    """True if one of `patterns` matches a suite of the test, its name, or SUITE/NAME."""
+    for pattern in patterns:
+        if fnmatch.fnmatchcase(test, pattern):
+            return True
+        for suite in suites:
+            if fnmatch.fnmatchcase(suite, pattern) or fnmatch.fnmatchcase(f"{suite}/{test}", pattern):
+                return True
+    return False
+
+
+def registered_tests(path):
+    """[(test, [suite...])] of `meson introspect --tests` output (suites without `PROJECT:`)."""
+    with open(path, encoding="utf-8") as f:
+        entries = json.load(f)
+    return [(e["name"], [s.split(":", 1)[-1] for s in e.get("suite", [])]) for e in entries]
+
+
+def last_line(text):
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1] if lines else "it printed nothing"
+
+
 def main(argv):
-    required, logs = [], []
+    required, logs, may_skip, registered_path = [], [], [], None
     args = iter(argv)
     for arg in args:
-        if arg == "--require":
-            value = next(args, None)
+        option, eq, inline = arg.partition("=")
+        if option in ("--require", "--may-skip", "--registered"):
+            value = inline if eq else next(args, None)
             if value is None:
-                print("count_results: --require needs a suite name")
+                print(f"count_results: {option} needs a value")
                 return 2
-            required += [name for name in value.split(",") if name]
-        elif arg.startswith("--require="):
-            required += [name for name in arg.split("=", 1)[1].split(",") if name]
+            if option == "--require":
+                required += [name for name in value.split(",") if name]
+            elif option == "--may-skip":
+                may_skip += [name for name in value.split(",") if name]
+            else:
+                registered_path = value
         else:
             label, sep, path = arg.partition("=")
             logs.append((label, path) if sep else (None, arg))
@@ -52,6 +91,8 @@ def main(argv):
     passed = failed = skipped = 0
     # (suite, test) of every passing and of every skipped test, to name what did not run.
     passes, skips = set(), {}
+    # Of the unlabelled logs (the build's own): test -> results, and the skipped tests' last lines.
+    results, skip_lines = {}, {}
     problems = []
     for label, path in logs:
         try:
@@ -66,6 +107,10 @@ def main(argv):
             entry = json.loads(line)
             result = entry["result"]
             suites, test = parse_name(entry["name"])
+            if not label:
+                results.setdefault(test, []).append(result)
+                if result in SKIPPED:
+                    skip_lines[test] = last_line(entry.get("stdout"))
             if label:
                 suites = suites + [label]
             if result in PASSED:
@@ -90,6 +135,28 @@ def main(argv):
         else:
             problems.append(f"{what} must run on CI, but no test of it ran (not built, not registered, or "
                             "its log is missing)")
+    if registered_path is not None:
+        try:
+            registered = registered_tests(registered_path)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            problems.append(f"cannot read the registered tests {registered_path}: {e}")
+            registered = []
+        exempted = 0
+        for test, suites in registered:
+            if exempt(test, suites, may_skip):
+                exempted += 1
+                continue
+            got = results.get(test, [])
+            if any(r in PASSED for r in got):
+                continue
+            what = f"test {test} (suite {'+'.join(suites) or 'none'})"
+            if any(r in SKIPPED for r in got):
+                problems.append(f"{what} must pass on CI, but it skipped: {skip_lines.get(test)}")
+            elif not got:
+                problems.append(f"{what} must pass on CI, but it is missing from the log (not run)")
+        if not problems:
+            print(f"count_results: every registered test passed, less {exempted} that may skip "
+                  f"({', '.join(may_skip) or 'none listed'})")
     if passed == 0:
         problems.append("no test passed")
 

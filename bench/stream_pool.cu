@@ -1,20 +1,30 @@
-// bench/stream_pool.cu: the claim that a pooled stream is cheap where a new stream is not:
-// a stream_pool's get() and the drop of the shared_stream it returns, against
-// cudaStreamCreate + cudaStreamDestroy. Target: at least 100x faster, in the same run. Beside
-// them, what each owning way in costs (create + drop), to compare with cuda.core's create +
-// close of an owned stream, measured at about 4.3 us on the H200 host (printed by run_all.sh;
-// not measured here).
+// bench/stream_pool.cu: two claims about making streams.
+//
+// A pooled stream is cheap where a new stream is not: a stream_pool's get() and the drop of the
+// shared_stream it returns, against cudaStreamCreate + cudaStreamDestroy. Target: at least 100x
+// faster, in the same run.
+//
+// Creating an owned stream costs what creating a raw one costs: shared_stream::create + drop at
+// most 1.05x each raw create + destroy measured in the same run, the runtime's and the driver's,
+// with and without a priority (the fastest of them binds). cuda.core's create_stream() + close()
+// is measured in the same run_all.sh run by bench/references.py and judged there too.
 //
 // Benchmark names (bench/tools/run_all.sh judges them with ratios.py --compare):
-//   create/cudaStreamCreate+cudaStreamDestroy          the baseline (the claim's words)
+//   create/cudaStreamCreate+cudaStreamDestroy          the baseline of the pool claim
+//   create/cudaStreamCreateWithFlags(non_blocking)+cudaStreamDestroy
 //   create/cudaStreamCreateWithPriority(non_blocking)+cudaStreamDestroy
-//                                                      the raw calls shared_stream::create and
-//                                                      unique_stream::create make (default options:
-//                                                      non-blocking, priority 0), for comparison
+//   create/cuStreamCreate(non_blocking)+cuStreamDestroy
+//   create/cuStreamCreateWithPriority(non_blocking)+cuStreamDestroy
+//                                                      the raw ways, runtime and driver, with and
+//                                                      without a priority: each a baseline of the
+//                                                      creation claim
 //   pool/stream_pool::get+drop                         judged: >= 100x faster than the baseline
-//   create/shared_stream::create+drop                  shown, beside cuda.core's 4.3 us
-//   create/unique_stream::create+drop                  shown, beside cuda.core's 4.3 us
-//   diag/...                                           what create's checks cost, one CUDA call each
+//   create/shared_stream::create+drop                  judged: <= 1.05x each raw way
+//   create/unique_stream::create+drop                  shown
+//   diag/...                                           what creation asks CUDA, one piece each: the
+//                                                      checks (device, priority range), the facts a
+//                                                      shared_stream caches (id, context, primary
+//                                                      context) and the control block
 //
 // Without a CUDA device it says so and exits 77 (skipped) before registering anything.
 // Nothing is queued on any stream, so there is no queue to bound.
@@ -26,8 +36,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -50,6 +63,53 @@ void raw_create_with_priority_destroy(benchmark::State& state) {
     bench_gpu::check(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, 0), "cudaStreamCreateWithPriority");
     benchmark::DoNotOptimize(stream);
     bench_gpu::check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  }
+}
+
+void raw_create_with_flags_destroy(benchmark::State& state) {
+  for (auto _ : state) {
+    cudaStream_t stream = nullptr;
+    bench_gpu::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    benchmark::DoNotOptimize(stream);
+    bench_gpu::check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  }
+}
+
+// The driver's, fetched once through cudart's entry-point query (as libstreamlike fetches its own).
+struct driver_calls {
+  CUresult (*create)(CUstream*, unsigned int) = nullptr;
+  CUresult (*create_with_priority)(CUstream*, unsigned int, int) = nullptr;
+  CUresult (*destroy)(CUstream) = nullptr;
+  CUresult (*stream_get_ctx)(CUstream, CUcontext*) = nullptr;
+  CUresult (*ctx_get_id)(CUcontext, unsigned long long*) = nullptr;
+  CUresult (*primary_ctx_get_state)(CUdevice, unsigned int*, int*) = nullptr;
+  CUresult (*primary_ctx_retain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*primary_ctx_release)(CUdevice) = nullptr;
+};
+driver_calls drv;
+
+void check_driver(CUresult status, const char* what) {
+  if (status != CUDA_SUCCESS) {
+    std::fprintf(stderr, "%s failed: CUresult %d\n", what, static_cast<int>(status));
+    std::exit(2);
+  }
+}
+
+void driver_create_destroy(benchmark::State& state) {
+  for (auto _ : state) {
+    CUstream stream = nullptr;
+    check_driver(drv.create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    benchmark::DoNotOptimize(stream);
+    check_driver(drv.destroy(stream), "cuStreamDestroy");
+  }
+}
+
+void driver_create_with_priority_destroy(benchmark::State& state) {
+  for (auto _ : state) {
+    CUstream stream = nullptr;
+    check_driver(drv.create_with_priority(&stream, CU_STREAM_NON_BLOCKING, 0), "cuStreamCreateWithPriority");
+    benchmark::DoNotOptimize(stream);
+    check_driver(drv.destroy(stream), "cuStreamDestroy");
   }
 }
 
@@ -85,6 +145,60 @@ void priority_range_query(benchmark::State& state) {
   }
 }
 
+void current_device(benchmark::State& state) {
+  for (auto _ : state) {
+    int device = 0;
+    bench_gpu::check(cudaGetDevice(&device), "cudaGetDevice");
+    benchmark::DoNotOptimize(device);
+  }
+}
+
+// The facts a created shared_stream caches beyond what creation fixed, asked of one live stream.
+cudaStream_t facts_stream = nullptr; // made in main
+
+void stream_id(benchmark::State& state) {
+  for (auto _ : state) {
+    unsigned long long id = 0;
+    bench_gpu::check(cudaStreamGetId(facts_stream, &id), "cudaStreamGetId");
+    benchmark::DoNotOptimize(id);
+  }
+}
+
+void context_id(benchmark::State& state) {
+  for (auto _ : state) {
+    CUcontext ctx = nullptr;
+    unsigned long long id = 0;
+    check_driver(drv.stream_get_ctx(facts_stream, &ctx), "cuStreamGetCtx");
+    check_driver(drv.ctx_get_id(ctx, &id), "cuCtxGetId");
+    benchmark::DoNotOptimize(id);
+  }
+}
+
+// What the drop of a created shared_stream asks to know its context is still alive (and what
+// creation asked before it remembered the primary context's id).
+void primary_context_id(benchmark::State& state) {
+  for (auto _ : state) {
+    unsigned int flags = 0;
+    int active = 0;
+    CUcontext primary = nullptr;
+    unsigned long long id = 0;
+    check_driver(drv.primary_ctx_get_state(0, &flags, &active), "cuDevicePrimaryCtxGetState");
+    check_driver(drv.primary_ctx_retain(&primary, 0), "cuDevicePrimaryCtxRetain");
+    check_driver(drv.ctx_get_id(primary, &id), "cuCtxGetId");
+    check_driver(drv.primary_ctx_release(0), "cuDevicePrimaryCtxRelease");
+    benchmark::DoNotOptimize(id);
+  }
+}
+
+// A shared_stream's control block without CUDA: keep_alive makes one (no CUDA call), the drop
+// frees it (nothing to destroy).
+void control_block(benchmark::State& state) {
+  for (auto _ : state) {
+    streamlike::shared_stream stream = streamlike::shared_stream::keep_alive(facts_stream, 0);
+    benchmark::DoNotOptimize(stream);
+  }
+}
+
 void device_count_and_current(benchmark::State& state) {
   for (auto _ : state) {
     int count = 0;
@@ -98,14 +212,24 @@ void device_count_and_current(benchmark::State& state) {
 
 void register_all() {
   benchmark::RegisterBenchmark("create/cudaStreamCreate+cudaStreamDestroy", raw_create_destroy);
+  benchmark::RegisterBenchmark("create/cudaStreamCreateWithFlags(non_blocking)+cudaStreamDestroy",
+                               raw_create_with_flags_destroy);
   benchmark::RegisterBenchmark("create/cudaStreamCreateWithPriority(non_blocking)+cudaStreamDestroy",
                                raw_create_with_priority_destroy);
+  benchmark::RegisterBenchmark("create/cuStreamCreate(non_blocking)+cuStreamDestroy", driver_create_destroy);
+  benchmark::RegisterBenchmark("create/cuStreamCreateWithPriority(non_blocking)+cuStreamDestroy",
+                               driver_create_with_priority_destroy);
   benchmark::RegisterBenchmark("pool/stream_pool::get+drop", pool_get_drop);
   benchmark::RegisterBenchmark("create/shared_stream::create+drop", shared_create_drop);
   benchmark::RegisterBenchmark("create/unique_stream::create+drop", unique_create_drop);
   benchmark::RegisterBenchmark("control/cudaStreamCreate+cudaStreamDestroy_again", raw_create_destroy);
   benchmark::RegisterBenchmark("diag/cudaDeviceGetStreamPriorityRange", priority_range_query);
   benchmark::RegisterBenchmark("diag/cudaGetDeviceCount+cudaGetDevice", device_count_and_current);
+  benchmark::RegisterBenchmark("diag/cudaGetDevice", current_device);
+  benchmark::RegisterBenchmark("diag/cudaStreamGetId", stream_id);
+  benchmark::RegisterBenchmark("diag/cuStreamGetCtx+cuCtxGetId", context_id);
+  benchmark::RegisterBenchmark("diag/primary_context_id:GetState+Retain+cuCtxGetId+Release", primary_context_id);
+  benchmark::RegisterBenchmark("diag/control_block:keep_alive+drop", control_block);
 }
 
 } // namespace bench_pool
@@ -114,6 +238,21 @@ int main(int argc, char** argv) {
   if (!bench_gpu::device_present("stream_pool")) return bench_gpu::skip_status;
   bench_gpu::add_device_context();
   bench_pool::pool = std::make_unique<streamlike::stream_pool>();
+  using bench_gpu::driver_entry_point;
+  bench_pool::drv.create = driver_entry_point<decltype(bench_pool::drv.create)>("cuStreamCreate");
+  bench_pool::drv.create_with_priority =
+      driver_entry_point<decltype(bench_pool::drv.create_with_priority)>("cuStreamCreateWithPriority");
+  bench_pool::drv.destroy = driver_entry_point<decltype(bench_pool::drv.destroy)>("cuStreamDestroy");
+  bench_pool::drv.stream_get_ctx = driver_entry_point<decltype(bench_pool::drv.stream_get_ctx)>("cuStreamGetCtx");
+  bench_pool::drv.ctx_get_id = driver_entry_point<decltype(bench_pool::drv.ctx_get_id)>("cuCtxGetId");
+  bench_pool::drv.primary_ctx_get_state =
+      driver_entry_point<decltype(bench_pool::drv.primary_ctx_get_state)>("cuDevicePrimaryCtxGetState");
+  bench_pool::drv.primary_ctx_retain =
+      driver_entry_point<decltype(bench_pool::drv.primary_ctx_retain)>("cuDevicePrimaryCtxRetain");
+  bench_pool::drv.primary_ctx_release =
+      driver_entry_point<decltype(bench_pool::drv.primary_ctx_release)>("cuDevicePrimaryCtxRelease");
+  bench_gpu::check(cudaStreamCreateWithFlags(&bench_pool::facts_stream, cudaStreamNonBlocking),
+                   "cudaStreamCreateWithFlags");
   benchmark::AddCustomContext("stream_pool size", std::to_string(bench_pool::pool->size()));
 
   bench_pool::register_all();
@@ -122,5 +261,6 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   bench_pool::pool.reset();
+  bench_gpu::check(cudaStreamDestroy(bench_pool::facts_stream), "cudaStreamDestroy");
   return 0;
 }

@@ -8,28 +8,47 @@
 #include <streamlike/device_guard.hpp>
 #include <streamlike/error.hpp>
 
+#include <atomic>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 namespace streamlike::detail {
 namespace {
 
-int checked_device(const stream_options& options, const char* who) {
+// The device count, asked of CUDA until it first answers, then remembered: it is fixed for the
+// process (CUDA_VISIBLE_DEVICES is read once, at initialization).
+int device_count(const char* who) {
+  static std::atomic<int> known{0};
+  if (const int count = known.load(std::memory_order_relaxed); count > 0) return count;
   int count = 0;
   throw_if_error(cudaGetDeviceCount(&count), std::string(who) + ": cudaGetDeviceCount");
-  int device = 0;
-  if (options.device) {
-    device = *options.device;
-  } else {
+  known.store(count, std::memory_order_relaxed);
+  return count;
+}
+
+struct chosen_device {
+  int device;
+  bool is_current; // no device guard needed
+};
+
+// The device to create on: the one named (which must exist), or the current one, which exists
+// (cudaGetDevice answered), so the default path costs one runtime call.
+chosen_device checked_device(const stream_options& options, const char* who) {
+  if (!options.device) {
+    int device = 0;
     throw_if_error(cudaGetDevice(&device), std::string(who) + ": cudaGetDevice");
+    return {device, true};
   }
-  if (device < 0 || device >= count) {
+  const int device = *options.device;
+  if (device < 0 || device >= device_count(who)) {
+    const int count = device_count(who);
     throw std::invalid_argument(std::string("streamlike: ") + who + ": device " + std::to_string(device) +
                                 " does not exist; expected 0.." + std::to_string(count - 1) + " (" +
                                 std::to_string(count) + " device(s))");
   }
-  return device;
+  return {device, false};
 }
 
 } // namespace
@@ -69,8 +88,9 @@ priority_range priority_range_of(int device, const char* who) {
 } // namespace
 
 created_stream create_stream(const stream_options& options, const char* who) {
-  const int device = checked_device(options, who);
-  const device_guard on_device(device);
+  const auto [device, is_current] = checked_device(options, who);
+  std::optional<device_guard> on_device;
+  if (!is_current) on_device.emplace(device);
   const auto [least, greatest] = priority_range_of(device, who);
   if (options.priority < greatest || options.priority > least) {
     throw std::invalid_argument(std::string("streamlike: ") + who + ": priority " + std::to_string(options.priority) +
@@ -86,10 +106,25 @@ created_stream create_stream(const stream_options& options, const char* who) {
 
 namespace {
 
+// The id of `device`'s primary context if `context_id` is it, else 0. A context id equal to the
+// one last found primary on the device is that context, alive (a stream was just made or found in
+// it) and therefore still the primary one: the driver's retain, query and release of the primary
+// context (cuda_context::primary_id, the largest part of the facts' cost) are then skipped. A miss
+// (another context, or a new primary context after cudaDeviceReset) asks them and remembers.
+unsigned long long primary_context_of(unsigned long long context_id, int device) {
+  constexpr int cached_devices = 64;
+  static std::atomic<unsigned long long> known[cached_devices] = {};
+  const bool cached = device >= 0 && device < cached_devices;
+  if (context_id != 0 && cached && known[device].load(std::memory_order_relaxed) == context_id) return context_id;
+  const unsigned long long primary = cuda_context::primary_or_zero(context_id, device);
+  if (primary != 0 && cached) known[device].store(primary, std::memory_order_relaxed);
+  return primary;
+}
+
 // What only CUDA can say of a stream whose device is known: its id and primary context.
 void ask_id_and_context(cudaStream_t handle, stream_facts& facts) {
   throw_if_error(cudaStreamGetId(handle, &facts.id), "cudaStreamGetId");
-  facts.primary_context_id = cuda_context::primary_or_zero(cuda_context::id_of(handle), facts.device);
+  facts.primary_context_id = primary_context_of(cuda_context::id_of(handle), facts.device);
 }
 
 } // namespace

@@ -20,11 +20,13 @@ Two ways to say what is judged:
     OP says what passes: '<=' or '<' (ratio = row / baseline at most / below TARGET), or
     'faster>=' (speedup = baseline / row at least TARGET). A row may be judged by several rules.
     --info ROW_REGEX BASELINE prints a ratio without judging it; --reference ROW_REGEX NS LABEL
-    prints a row beside a number measured elsewhere (e.g. cuda.core's), not judged.
+    prints a row beside a number measured elsewhere (e.g. cuda.core's), not judged;
+    --versus ROW_REGEX NS LABEL OP TARGET judges rows against such a number.
 
     --control ROW_REGEX BASELINE TOLERANCE names control rows (the baseline measured again): if
     one's ratio is off 1 by more than TOLERANCE, every verdict reads INCONCLUSIVE. In single-
-    baseline mode the control/ rows gate the same way, with TOLERANCE = target - 1.
+    baseline mode the control/ rows gate the same way, with TOLERANCE = --control-tolerance
+    (default: target - 1).
 
 Output: the table of medians; then one line per verdict starting with TARGET, which is what
 bench/tools/run_all.sh collects:
@@ -75,6 +77,9 @@ def parse_args():
                         "that names one row; default 'route/cudaStream_t': the raw cudaStream_t through "
                         "the same generic function)")
     p.add_argument("--target", type=float, default=1.02, help="single-baseline mode: largest ratio allowed (default 1.02)")
+    p.add_argument("--control-tolerance", type=float, default=None, metavar="T",
+                   help="single-baseline mode: a control/ row off 1 by more than T makes the verdict "
+                        "INCONCLUSIVE (default: the target's margin, target - 1)")
     p.add_argument("--judge", action="append", default=None, metavar="PREFIX",
                    help="single-baseline mode: rows whose names start with PREFIX are held to the target "
                         "(repeatable; default: 'route/' and 'control/'); the others are printed as diagnostics")
@@ -90,6 +95,10 @@ def parse_args():
                    help="print the ratio of every row matching ROW_REGEX against BASELINE, not judged (repeatable)")
     p.add_argument("--reference", action="append", nargs=3, default=[], metavar=("ROW_REGEX", "NS", "LABEL"),
                    help="print rows matching ROW_REGEX beside an outside measurement of NS nanoseconds, not judged")
+    p.add_argument("--versus", action="append", nargs=5, default=[], metavar=("ROW_REGEX", "NS", "LABEL", "OP", "TARGET"),
+                   help="judge every row matching ROW_REGEX against an outside measurement of NS nanoseconds "
+                        "(LABEL names it; e.g. cuda.core's, measured by bench/references.py in the same run_all.sh "
+                        "run): OP and TARGET as for --compare (repeatable)")
     p.add_argument("--control", action="append", nargs=3, default=[], metavar=("ROW_REGEX", "BASELINE", "TOLERANCE"),
                    help="a control row: the baseline measured again, whose ratio should be 1. If any control's "
                         "ratio is off 1 by more than TOLERANCE (e.g. 0.05), the run was too noisy to tell and "
@@ -217,7 +226,7 @@ def single_baseline(args, samples, name):
     # control/ rows: the baseline again. Their ratio should be 1; one off by more than the
     # target's margin means the run cannot tell a route's cost from noise.
     is_control = lambda n: n != base_name and n.startswith("control/")
-    margin = args.target - 1
+    margin = args.target - 1 if args.control_tolerance is None else args.control_tolerance
     print(f"baseline: {base_name}; judged: rows starting with {', '.join(judged)}; target: ratio <= {args.target}; "
           f"control/ rows gate: |ratio - 1| <= {margin:.3g}")
 
@@ -341,6 +350,28 @@ def rules_mode(args, samples, errors, name):
             verdicts.append(f"TARGET {name}: {row} vs {base}: ratio {ratio:.4f} = {pace} "
                             f"({fmt_ns(medians[row][0])} vs {fmt_ns(medians[base][0])} ns; target "
                             f"{wording.format(t=target)}): {verdict}")
+    for regex, ns, label, op, target in args.versus:
+        if op not in OPS:
+            die(f"--versus: unknown OP {op!r}; expected one of {', '.join(OPS)}")
+        target = float(target)
+        check, wording = OPS[op]
+        found = pairs(regex, "")
+        if not found:
+            verdicts.append(f"TARGET {name}: {regex} vs {label}: {wording.format(t=target)}: FAIL (no such row in the run)")
+            status = 1
+            continue
+        for row, _ in found:
+            ratio = medians[row][0] / float(ns)
+            ok = check(ratio, target)
+            verdict = gate or ("PASS" if ok else "FAIL")
+            if not gate:
+                status |= 0 if ok else 1
+            rows.append([row, f"{label} ({float(ns):g} ns)", f"{ratio:.3f}", f"{1 / ratio:.1f}x", wording.format(t=target),
+                         verdict.split(" ")[0]])
+            pace = f"{1 / ratio:.2f}x faster" if ratio <= 1 else f"{ratio:.2f}x slower"
+            verdicts.append(f"TARGET {name}: {row} vs {label}: ratio {ratio:.4f} = {pace} "
+                            f"({fmt_ns(medians[row][0])} vs {float(ns):g} ns, measured outside this program; target "
+                            f"{wording.format(t=target)}): {verdict}")
     for regex, baseline in args.info:
         for row, base in pairs(regex, baseline):
             if base in medians:
@@ -358,7 +389,7 @@ def rules_mode(args, samples, errors, name):
         print()
     for line in verdicts + infos:
         print(line)
-    if status == 0 and gate and args.compare:
+    if status == 0 and gate and (args.compare or args.versus):
         return INCONCLUSIVE
     return status
 
@@ -383,7 +414,7 @@ def main():
             return SKIP
         die("the run produced no benchmark results")
     print_context(data, args, samples)
-    if args.compare or args.info or args.reference or args.control:
+    if args.compare or args.versus or args.info or args.reference or args.control:
         return rules_mode(args, samples, errors, name)
     return single_baseline(args, samples, name)
 

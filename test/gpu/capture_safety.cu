@@ -8,9 +8,12 @@
 #include "capture_support.hpp"
 #include "gpu_support.hpp"
 
+#include <streamlike/capture.hpp>
 #include <streamlike/capture_state.hpp>
 #include <streamlike/event.hpp>
+#include <streamlike/graph.hpp>
 #include <streamlike/ordering.hpp>
+#include <streamlike/retain_until_done.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_pool.hpp>
 #include <streamlike/stream_view.hpp>
@@ -18,8 +21,12 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -265,4 +272,89 @@ TEST_CASE("stream_pool::get_non_capturing skips a pool stream that a capture is 
     GPU_REQUIRE_CUDA(cudaGraphDestroy(graph));
   }
   CHECK_FALSE(pool.get_non_capturing().is_capturing());
+}
+
+TEST_CASE("an invalidated capture: every refusing function, retain_until_done and wait refuse by name") {
+  // The capture is invalidated by a raw cudaStreamQuery (what streamlike never does); each call
+  // below must then refuse by name before touching CUDA, and the capture still ends (with CUDA's
+  // cudaErrorStreamCaptureInvalidated), leaving the stream usable.
+  const streamlike::graph_exec exec = streamlike::graph::create().instantiate();
+  const unique_stream other = unique_stream::create({.non_blocking = true});
+  auto destroyed = std::make_shared<std::atomic<int>>(0);
+  struct counted {
+    std::shared_ptr<std::atomic<int>> n;
+    counted(counted&&) noexcept = default;
+    explicit counted(std::shared_ptr<std::atomic<int>> d) : n(std::move(d)) {}
+    ~counted() {
+      if (n) ++*n;
+    }
+  };
+  const std::vector<std::pair<const char*, std::function<void(cudaStream_t)>>> calls = {
+      {"stream_view::id", [](cudaStream_t s) { (void)stream_view{s}.id(); }},
+      {"stream_view::flags", [](cudaStream_t s) { (void)stream_view{s}.flags(); }},
+      {"stream_view::is_done", [](cudaStream_t s) { (void)stream_view{s}.is_done(); }},
+      {"stream_view::sync", [](cudaStream_t s) { stream_view{s}.sync(); }},
+      {"shared_stream::id", [](cudaStream_t s) { (void)shared_stream::keep_alive(s, 0).id(); }},
+      {"shared_stream::flags", [](cudaStream_t s) { (void)shared_stream::keep_alive(s, 0).flags(); }},
+      {"shared_stream::is_done", [](cudaStream_t s) { (void)shared_stream::keep_alive(s, 0).is_done(); }},
+      {"shared_stream::sync", [](cudaStream_t s) { shared_stream::keep_alive(s, 0).sync(); }},
+      {"shared_stream::adopt", [](cudaStream_t s) { (void)new shared_stream(shared_stream::adopt(s)); }},
+      {"unique_stream::is_done",
+       [](cudaStream_t s) {
+         unique_stream u = unique_stream::adopt(s);
+         const struct release_at_exit {
+           unique_stream& u;
+           ~release_at_exit() { (void)u.release(); }
+         } keep{u};
+         (void)u.is_done();
+       }},
+      {"unique_stream::sync",
+       [](cudaStream_t s) {
+         unique_stream u = unique_stream::adopt(s);
+         const struct release_at_exit {
+           unique_stream& u;
+           ~release_at_exit() { (void)u.release(); }
+         } keep{u};
+         u.sync();
+       }},
+      {"capture_scope::begin", [](cudaStream_t s) { (void)streamlike::capture_scope::begin(s); }},
+      {"graph_exec::launch", [&](cudaStream_t s) { exec.launch(s); }},
+      {"graph_exec::upload", [&](cudaStream_t s) { exec.upload(s); }},
+      {"retain_until_done", [&](cudaStream_t s) { streamlike::retain_until_done(s, counted(destroyed)); }},
+      {"stream_view::wait", [&](cudaStream_t s) { streamlike::wait(s, other); }},
+      {"shared_stream::wait", [&](cudaStream_t s) { shared_stream::keep_alive(s, 0).wait(other); }},
+  };
+  for (const mode_case& mode : modes) {
+    for (const auto& [name, call] : calls) {
+      INFO(name, " in an invalidated ", mode.name, " capture");
+      gpu_test::owned_stream stream;
+      const cudaStream_t s = stream.get();
+      GPU_REQUIRE_CUDA(cudaStreamBeginCapture(s, mode.mode));
+      (void)cudaStreamQuery(s); // invalidates the capture
+      (void)cudaGetLastError();
+      REQUIRE(stream_view{s}.capture_info().status == streamlike::capture_status::invalidated);
+      const int destroyed_before = *destroyed;
+      std::string message;
+      cudaError_t code = cudaSuccess;
+      try {
+        call(s);
+      } catch (const streamlike::error& e) {
+        message = e.what();
+        code = e.code();
+      }
+      CHECK_MESSAGE(message.find(name) != std::string::npos, "message: ", message);
+      CHECK_MESSAGE(message.find("capturing") != std::string::npos, "message: ", message);
+      CHECK(code == cudaErrorStreamCaptureUnsupported);
+      if (std::string(name) == "retain_until_done") CHECK(*destroyed == destroyed_before + 1); // not leaked
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      GPU_REQUIRE_CUDA(cudaStreamGetCaptureInfo(s, &status));
+      CHECK(status == cudaStreamCaptureStatusInvalidated); // still to be ended, by its owner
+      cudaGraph_t graph = nullptr;
+      CHECK(cudaStreamEndCapture(s, &graph) == cudaErrorStreamCaptureInvalidated);
+      CHECK(graph == nullptr);
+      (void)cudaGetLastError();
+      CHECK_FALSE(stream_view{s}.is_capturing());
+      stream_view{s}.sync(); // the stream works again
+    }
+  }
 }

@@ -15,6 +15,7 @@
 
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -206,4 +207,45 @@ TEST_CASE("a graph_exec launched on a capturing stream is refused by name, the c
   inner_exec.launch(s.get()); // and eagerly it launches
   GPU_REQUIRE_CUDA(cudaStreamSynchronize(s.get()));
   CHECK(out.read(0) == 31);
+}
+
+TEST_CASE("a moved-from capture_scope, destroyed, leaves the capture to its new owner") {
+  for (const capture_mode mode : modes) {
+    INFO(static_cast<int>(mode));
+    gpu_test::owned_stream s;
+    gpu_test::mapped_ints out(1);
+    std::optional<capture_scope> first{capture_scope::begin(s.get(), mode)};
+    add_kernel<<<1, 1, 0, s.get()>>>(out.device(), 1);
+    capture_scope second = std::move(*first);
+    CHECK_FALSE(first->active());
+    CHECK(second.active());
+    CHECK(second.stream() == stream_view{s.get()});
+    first.reset(); // the moved-from scope's destructor must not end the capture
+    CHECK(stream_view{s.get()}.capture_info().status == streamlike::capture_status::active);
+    add_kernel<<<1, 1, 0, s.get()>>>(out.device(), 2);
+    const graph g = second.end();
+    CHECK_FALSE(stream_view{s.get()}.is_capturing());
+    const graph_exec exec = g.instantiate();
+    exec.launch(s.get());
+    GPU_REQUIRE_CUDA(cudaStreamSynchronize(s.get()));
+    CHECK(out.read(0) == 3); // both kernels, the one before the move and the one after
+  }
+}
+
+TEST_CASE("a moved-from capture_scope refuses end() by name; the new owner ends the capture") {
+  gpu_test::owned_stream s;
+  capture_scope first = capture_scope::begin(s.get());
+  capture_scope second = std::move(first);
+  std::string message;
+  try {
+    (void)first.end();
+  } catch (const streamlike::error& e) {
+    message = e.what();
+  }
+  CHECK_MESSAGE(message.find("capture_scope::end") != std::string::npos, message);
+  CHECK_MESSAGE(message.find("moved from") != std::string::npos, message);
+  CHECK(stream_view{s.get()}.is_capturing()); // the refusal did not touch the capture
+  const graph g = second.end();
+  CHECK(g.node_count() == 0);
+  check_usable(s.get());
 }

@@ -318,4 +318,20 @@ priority_range device_priorities() {
   return range;
 }
 
+cudaError_t launch_held_write(gate& held, cudaStream_t stream, int* flag, int value) {
+  if (const cudaError_t closed = held.close(stream); closed != cudaSuccess) return closed;
+  return launch_write(stream, flag, value);
+}
+
+bool let_unordered_work_run(const mapped_ints& seen, std::size_t n, std::chrono::milliseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (seen.read(i) != 0) return true;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 } // namespace gpu_test

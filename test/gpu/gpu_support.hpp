@@ -128,6 +128,19 @@ private:
 // gate opens instead, and only its "not run while held" check is skipped.
 void check_runs_on(cudaStream_t owner, streamlike::stream_view view);
 
+// A producer whose effect comes only when the test says so: closes `held` on `stream` and queues
+// *flag = value behind it. Until held.open() the flag stays unset however slow the host or fast
+// the device, so an ordering check cannot pass by luck (a sleep that outlasted a missing wait) nor
+// fail by it (a host too slow for a sleep).
+cudaError_t launch_held_write(gate& held, cudaStream_t stream, int* flag, int value);
+
+// Gives work that a missing wait would have left unordered its chance to run while the producer is
+// held: polls seen[0..n) until one is nonzero, for at most `patience` (unheld, a kernel on an idle
+// stream runs within microseconds; work correctly ordered behind the held producer never runs, and
+// costs the full patience). Returns whether any ran.
+bool let_unordered_work_run(const mapped_ints& seen, std::size_t n,
+                            std::chrono::milliseconds patience = std::chrono::milliseconds(100));
+
 // cudaStreamGetId (CUDA 12+): unique across the process, unlike handles.
 [[nodiscard]] unsigned long long stream_id(cudaStream_t stream);
 

@@ -40,10 +40,15 @@ TEST_CASE(
     const streamlike::unique_stream consumer = streamlike::unique_stream::create();
     gpu_test::mapped_ints flag{1};
     gpu_test::mapped_ints seen{1};
-    GPU_REQUIRE_CUDA(gpu_test::launch_spin_then_write(producer.get(), flag.device(), 1, 20'000'000)); // 20 ms
+    gpu_test::gate held;
+    GPU_REQUIRE_CUDA(gpu_test::launch_held_write(held, producer.get(), flag.device(), 1));
     streamlike::wait(consumer, producer.get());
     GPU_REQUIRE_CUDA(gpu_test::launch_observe(consumer.get(), flag.device(), 1, seen.device()));
+    if (held.holds("the consumer waits while the producer is held"))
+      CHECK_FALSE(gpu_test::let_unordered_work_run(seen, 1));
+    held.open();
     consumer.view().sync();
+    CHECK_FALSE(held.timed_out());
     CHECK_MESSAGE(seen.read(0) == 1, "the consumer saw " << seen.read(0) << " (1: flag set, 2: unset, 0: never ran)");
   }
 }
@@ -68,10 +73,13 @@ TEST_CASE("wait(s, s) is a no-op: no CUDA call, and the stream still works") {
   // Same-stream work is ordered anyway: a kernel after the no-op sees the one before.
   gpu_test::mapped_ints flag{1};
   gpu_test::mapped_ints seen{1};
-  GPU_REQUIRE_CUDA(gpu_test::launch_spin_then_write(s.get(), flag.device(), 1, 5'000'000));
+  gpu_test::gate held;
+  GPU_REQUIRE_CUDA(gpu_test::launch_held_write(held, s.get(), flag.device(), 1));
   streamlike::wait(s, copy);
   GPU_REQUIRE_CUDA(gpu_test::launch_observe(s.get(), flag.device(), 1, seen.device()));
+  held.open();
   s.view().sync();
+  CHECK_FALSE(held.timed_out());
   CHECK(seen.read(0) == 1);
 }
 
@@ -110,8 +118,7 @@ TEST_CASE("8 threads wait at once: each its own cached event, each ordered, each
         while (!go.load()) std::this_thread::yield();
         // Bare waits first, racing with the other threads' waits on their own events.
         for (int i = 0; i < bare_waits; ++i) streamlike::wait(consumer, producer);
-        const gpu_test::rounds_seen seen =
-            gpu_test::run_rounds(producer.view(), consumer.view(), rounds, true, 1'000'000);
+        const gpu_test::rounds_seen seen = gpu_test::run_rounds(producer.view(), consumer.view(), rounds, true);
         ordered += seen.set;
       } catch (...) {
         ++failures; // a failed REQUIRE throws: it must not escape the thread; counted, checked below

@@ -1,6 +1,6 @@
 // The ordering experiments shared by ordering.cu, multi_gpu.cu and device_reset.cu:
-// producer/consumer rounds in which the consumer reads a flag that a long-running producer kernel
-// writes at its very end, and the gate experiment (the consumer held while the producer is).
+// producer/consumer rounds in which the consumer reads a flag that a held producer writes once the
+// test releases it, and the gate experiment (the consumer held while the producer is).
 // Header-only; links with gpu_support and timed_kernels.
 #ifndef STREAMLIKE_TEST_GPU_ORDERING_CHECKS_HPP
 #define STREAMLIKE_TEST_GPU_ORDERING_CHECKS_HPP
@@ -33,21 +33,42 @@ inline std::ostream& operator<<(std::ostream& os, const rounds_seen& r) {
             << r.never_ran << " never ran";
 }
 
-// Queues `rounds` rounds without waiting in between: a producer kernel that spins `producer_ns`
-// and then sets flag[i]; then, if `with_wait`, streamlike::wait(consumer, producer); then a
-// consumer kernel that records whether it saw flag[i] set. Each round uses a fresh flag, and
+// Queues `rounds` rounds without waiting in between, while the producer is held by a gate: a
+// producer kernel that sets flag[i]; then, if `with_wait`, streamlike::wait(consumer, producer);
+// then a consumer kernel that records whether it saw flag[i] set. Each round uses a fresh flag, and
 // each wait re-records the cached event while the earlier rounds are still queued (a wait must
-// capture the event's state when it is queued). Every launch runs with its stream's device
-// current; the wait() calls alternate between the caller's current device and the consumer's,
-// so across devices waits run with either one current. Returns what the consumers saw.
+// capture the event's state when it is queued). With the rounds queued, unordered consumer work is
+// given its chance to run (let_unordered_work_run) before the gate opens: with wait() none may run,
+// however slow the host; without it they run at once and see their flags unset. Every launch runs
+// with its stream's device current; the wait() calls alternate between the caller's current
+// device and the consumer's, so across devices waits run with either one current. Returns what
+// the consumers saw.
 inline rounds_seen run_rounds(streamlike::stream_view producer, streamlike::stream_view consumer, int rounds,
-                              bool with_wait, unsigned long long producer_ns = 2'000'000) {
+                              bool with_wait) {
   mapped_ints flags{static_cast<std::size_t>(rounds)}; // zeroed; mapped host memory: any device reaches it
   mapped_ints seen{static_cast<std::size_t>(rounds)};
+  {
+    // Load both kernels on their devices before the gate closes: CUDA loads kernels lazily, and a
+    // first launch may wait for the work already running, here the held producer.
+    const streamlike::device_guard on_producer(producer);
+    GPU_REQUIRE_CUDA(launch_write(producer.get(), flags.device(), 0));
+    producer.sync();
+  }
+  {
+    const streamlike::device_guard on_consumer(consumer);
+    GPU_REQUIRE_CUDA(launch_observe(consumer.get(), flags.device(), 0, seen.device()));
+    consumer.sync();
+    seen.write(0, 0);
+  }
+  gate held; // opened below, or by its destructor if a REQUIRE leaves early
+  {
+    const streamlike::device_guard on_producer(producer);
+    GPU_REQUIRE_CUDA(held.close(producer.get()));
+  }
   for (int i = 0; i < rounds; ++i) {
     {
       const streamlike::device_guard on_producer(producer);
-      GPU_REQUIRE_CUDA(launch_spin_then_write(producer.get(), flags.device() + i, i + 1, producer_ns));
+      GPU_REQUIRE_CUDA(launch_write(producer.get(), flags.device() + i, i + 1));
     }
     if (with_wait) {
       if (i % 2 == 0) {
@@ -62,8 +83,12 @@ inline rounds_seen run_rounds(streamlike::stream_view producer, streamlike::stre
       GPU_REQUIRE_CUDA(launch_observe(consumer.get(), flags.device() + i, i + 1, seen.device() + i));
     }
   }
+  const bool ran_while_held = let_unordered_work_run(seen, static_cast<std::size_t>(rounds));
+  if (with_wait && held.holds("no consumer read runs while the producer is held")) CHECK_FALSE(ran_while_held);
+  held.open();
   consumer.sync();
   producer.sync();
+  CHECK_FALSE(held.timed_out());
   rounds_seen result;
   result.rounds = rounds;
   for (int i = 0; i < rounds; ++i) {

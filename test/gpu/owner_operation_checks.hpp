@@ -12,13 +12,17 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 namespace gpu_test {
 
 // `producer` and `consumer` own two distinct live streams of the current device.
 template <class Owner>
 void check_owner_operations(const Owner& producer, const Owner& consumer) {
   REQUIRE(producer.get() != consumer.get());
-  constexpr unsigned long long spin_ns = 20'000'000; // 20 ms: long enough that an unordered read sees it unset
+  constexpr unsigned long long spin_ns = 20'000'000; // 20 ms of device time, for the timed events
 
   SUBCASE("is_done is false while work is held, sync waits for it, and is_done is true after") {
     gate held;
@@ -36,34 +40,53 @@ void check_owner_operations(const Owner& producer, const Owner& consumer) {
     CHECK(producer.is_done());
   }
 
-  SUBCASE("sync after a long kernel: its write is visible when sync returns") {
+  SUBCASE("sync waits for work held on the device: its write is visible when sync returns") {
     mapped_ints flag{1};
-    GPU_REQUIRE_CUDA(launch_spin_then_write(producer.get(), flag.device(), 1, spin_ns));
-    producer.sync();
+    gate held;
+    GPU_REQUIRE_CUDA(launch_held_write(held, producer.get(), flag.device(), 1));
+    std::atomic<bool> opened{false};
+    std::thread opener([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      opened = true;
+      held.open();
+    });
+    producer.sync(); // returns only once the gate opened and the write ran
+    const bool opened_before_return = opened;
+    opener.join();
+    if (held.holds("sync returns only once the held work ran")) CHECK(opened_before_return);
     CHECK(flag.read(0) == 1);
     CHECK(producer.is_done());
+    CHECK_FALSE(held.timed_out());
   }
 
   SUBCASE("wait(producer owner) orders the consumer's work after the producer's") {
     mapped_ints flag{1};
     mapped_ints seen{1};
-    GPU_REQUIRE_CUDA(launch_spin_then_write(producer.get(), flag.device(), 1, spin_ns));
+    gate held;
+    GPU_REQUIRE_CUDA(launch_held_write(held, producer.get(), flag.device(), 1));
     consumer.wait(producer);
     GPU_REQUIRE_CUDA(launch_observe(consumer.get(), flag.device(), 1, seen.device()));
+    if (held.holds("the consumer waits while the producer is held")) CHECK_FALSE(let_unordered_work_run(seen, 1));
+    held.open();
     consumer.sync();
+    CHECK_FALSE(held.timed_out());
     CHECK_MESSAGE(seen.read(0) == 1, "the consumer saw " << seen.read(0) << " (1: flag set, 2: unset, 0: never ran)");
   }
 
   SUBCASE("wait(a raw handle and a view of the producer) orders the same way") {
     mapped_ints flag{2};
     mapped_ints seen{2};
-    GPU_REQUIRE_CUDA(launch_spin_then_write(producer.get(), flag.device(), 1, spin_ns));
+    gate held;
+    GPU_REQUIRE_CUDA(launch_held_write(held, producer.get(), flag.device(), 1));
     consumer.wait(producer.get());
     GPU_REQUIRE_CUDA(launch_observe(consumer.get(), flag.device(), 1, seen.device()));
-    GPU_REQUIRE_CUDA(launch_spin_then_write(producer.get(), flag.device() + 1, 1, spin_ns));
+    GPU_REQUIRE_CUDA(launch_write(producer.get(), flag.device() + 1, 1)); // behind the same gate
     consumer.wait(streamlike::stream_view{producer.get()});
     GPU_REQUIRE_CUDA(launch_observe(consumer.get(), flag.device() + 1, 1, seen.device() + 1));
+    if (held.holds("the consumer waits while the producer is held")) CHECK_FALSE(let_unordered_work_run(seen, 2));
+    held.open();
     consumer.sync();
+    CHECK_FALSE(held.timed_out());
     CHECK(seen.read(0) == 1);
     CHECK(seen.read(1) == 1);
   }
@@ -79,11 +102,17 @@ void check_owner_operations(const Owner& producer, const Owner& consumer) {
   SUBCASE("record gives an event holding the work so far: done after sync; wait(event) orders on it") {
     mapped_ints flag{1};
     mapped_ints seen{1};
-    GPU_REQUIRE_CUDA(launch_spin_then_write(producer.get(), flag.device(), 1, spin_ns));
+    gate held;
+    GPU_REQUIRE_CUDA(launch_held_write(held, producer.get(), flag.device(), 1));
     const streamlike::event recorded = producer.record();
     REQUIRE(recorded);
     consumer.wait(recorded.get());
     GPU_REQUIRE_CUDA(launch_observe(consumer.get(), flag.device(), 1, seen.device()));
+    if (held.holds("the event is not done and the consumer waits while the producer is held")) {
+      CHECK_FALSE(recorded.is_done());
+      CHECK_FALSE(let_unordered_work_run(seen, 1));
+    }
+    held.open();
     recorded.sync();
     CHECK(recorded.is_done());
     CHECK(flag.read(0) == 1);

@@ -109,13 +109,23 @@ TEST_CASE("a unique_stream waits for a shared_stream and the reverse") {
   const streamlike::shared_stream shared = streamlike::shared_stream::create();
   gpu_test::mapped_ints flag{2};
   gpu_test::mapped_ints seen{2};
-  GPU_REQUIRE_CUDA(gpu_test::launch_spin_then_write(shared.get(), flag.device(), 1, 20'000'000));
+  // Each producer held by a gate until both waits and observers are queued: only the waits order them.
+  gpu_test::gate held_shared;
+  GPU_REQUIRE_CUDA(gpu_test::launch_held_write(held_shared, shared.get(), flag.device(), 1));
   unique.wait(shared);
   GPU_REQUIRE_CUDA(gpu_test::launch_observe(unique.get(), flag.device(), 1, seen.device()));
-  GPU_REQUIRE_CUDA(gpu_test::launch_spin_then_write(unique.get(), flag.device() + 1, 1, 20'000'000));
+  gpu_test::gate held_unique;
+  GPU_REQUIRE_CUDA(gpu_test::launch_held_write(held_unique, unique.get(), flag.device() + 1, 1));
   shared.wait(unique);
   GPU_REQUIRE_CUDA(gpu_test::launch_observe(shared.get(), flag.device() + 1, 1, seen.device() + 1));
+  if (held_shared.holds("each consumer waits while its producer is held"))
+    CHECK_FALSE(gpu_test::let_unordered_work_run(seen, 2));
+  held_unique.open(); // unique's gate sits behind shared's write: opening order does not matter
+  held_shared.open();
   shared.sync();
+  unique.sync();
+  CHECK_FALSE(held_shared.timed_out());
+  CHECK_FALSE(held_unique.timed_out());
   CHECK(seen.read(0) == 1);
   CHECK(seen.read(1) == 1);
 }

@@ -208,3 +208,43 @@ TEST_CASE("to_owned_stream refuses an empty shared_stream") {
   CHECK_MESSAGE(host_test::contains(e->what(), "to_owned_stream"), e->what());
   CHECK_MESSAGE(host_test::contains(e->what(), "empty"), e->what());
 }
+
+TEST_CASE("the ABI's edges: only major version 1, and the default-stream handles only with their flags") {
+  fake_producer producer;
+  int released = 0;
+  const auto refused_with = [&](streamlike_owned_stream* owned, const std::string& expected) {
+    const std::string what = refusal(owned);
+    CHECK_MESSAGE(host_test::contains(what, expected), what);
+    CHECK(producer.released == ++released); // every refusal releases the struct, once
+  };
+
+  streamlike_owned_stream* major_zero = make_fake(producer, 0x5000);
+  major_zero->major_version = 0; // no such major: below the first
+  refused_with(major_zero, "unknown major version 0.0; expected major version 1");
+
+  streamlike_owned_stream* major_largest = make_fake(producer, 0x5000);
+  major_largest->major_version = UINT32_MAX;
+  refused_with(major_largest, "unknown major version 4294967295.0; expected major version 1");
+
+  streamlike_owned_stream* legacy_unflagged = make_fake(producer, 0x1); // CU_STREAM_LEGACY without its flag
+  refused_with(legacy_unflagged, "contradict handle 0x1");
+
+  streamlike_owned_stream* per_thread_elsewhere = make_fake(producer, 0x5000, false);
+  per_thread_elsewhere->flags = STREAMLIKE_OWNED_STREAM_PER_THREAD_DEFAULT; // with another handle
+  refused_with(per_thread_elsewhere, "contradict handle 0x5000");
+
+  streamlike_owned_stream* both_flags = make_fake(producer, 0x1, false);
+  both_flags->flags = STREAMLIKE_OWNED_STREAM_LEGACY_DEFAULT | STREAMLIKE_OWNED_STREAM_PER_THREAD_DEFAULT;
+  refused_with(both_flags, "contradict handle 0x1");
+
+  streamlike_owned_stream* legacy_flag_per_thread_handle = make_fake(producer, 0x2, false);
+  legacy_flag_per_thread_handle->flags = STREAMLIKE_OWNED_STREAM_LEGACY_DEFAULT;
+  refused_with(legacy_flag_per_thread_handle, "contradict handle 0x2");
+
+  // The accepted neighbours of those edges: the current major with any minor, each default
+  // stream with its own flag.
+  streamlike_owned_stream* current = make_fake(producer, 0x5000);
+  current->minor_version = UINT32_MAX;
+  CHECK(streamlike::from_owned_stream(current).get() == reinterpret_cast<cudaStream_t>(0x5000));
+  CHECK(producer.released == ++released);
+}

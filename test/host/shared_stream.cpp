@@ -579,6 +579,12 @@ TEST_CASE(
   static_assert(std::is_convertible_v<const shared_stream&, stream_view>);
   // A temporary may hold the last reference: its view would dangle.
   static_assert(!std::is_convertible_v<shared_stream, cuda::stream_ref>);
+  // A const temporary too (were the const&& overloads missing, it would bind to the const& ones).
+  static_assert(!std::is_convertible_v<const shared_stream, cuda::stream_ref>);
+  static_assert(!std::is_convertible_v<const shared_stream&&, cuda::stream_ref>);
+  static_assert(!std::is_constructible_v<cuda::stream_ref, const shared_stream&&>);
+  static_assert(!std::is_convertible_v<const shared_stream&&, stream_view>);
+  static_assert(!std::is_constructible_v<cudaStream_t, const shared_stream&&>);
   static_assert(!std::is_convertible_v<shared_stream&&, stream_view>);
   static_assert(!std::is_convertible_v<const shared_stream, stream_view>);
   // The raw handle: explicit, and lvalues only.

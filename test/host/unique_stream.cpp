@@ -233,6 +233,12 @@ TEST_CASE(
   static_assert(std::is_convertible_v<const unique_stream&, cuda::stream_ref>);
   // A temporary owner destroys its stream at the end of the full expression.
   static_assert(!std::is_convertible_v<unique_stream, cuda::stream_ref>);
+  // A const temporary too (were the const&& overloads missing, it would bind to the const& ones).
+  static_assert(!std::is_convertible_v<const unique_stream, cuda::stream_ref>);
+  static_assert(!std::is_convertible_v<const unique_stream&&, cuda::stream_ref>);
+  static_assert(!std::is_constructible_v<cuda::stream_ref, const unique_stream&&>);
+  static_assert(!std::is_convertible_v<const unique_stream&&, stream_view>);
+  static_assert(!std::is_constructible_v<cudaStream_t, const unique_stream&&>);
   static_assert(!std::is_convertible_v<unique_stream, stream_view>);
   static_assert(!std::is_convertible_v<const unique_stream&&, stream_view>);
   static_assert(!std::is_convertible_v<const unique_stream&, cudaStream_t>);

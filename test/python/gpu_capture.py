@@ -24,6 +24,7 @@ import weakref
 
 import pytest
 from conftest import import_bridge, module_names
+from device_gate import Gate
 
 _first = import_bridge(module_names()[0])
 if _first.cuda_device_count() == 0:
@@ -32,7 +33,6 @@ if _first.cuda_device_count() == 0:
 N = 1 << 20  # int32 elements
 FILLED = 0x01010101  # an int32 whose four bytes were memset to 1
 REPLAYS = 100
-SLEEP_CYCLES = 2_000_000_000  # torch.cuda._sleep: about 1 s on an H200, ample for a loaded host
 
 
 class Payload:
@@ -106,18 +106,21 @@ def test_torch_graph_retains_python_object_until_graph_deleted(bridge, torch):
     assert wait_until(bridge, fired)
 
 
-def test_retain_on_running_stream_waits_for_queued_work(bridge, torch):
+def test_retain_on_running_stream_waits_for_queued_work(bridge, torch, cupy):
     s = torch.cuda.Stream()
     obj = Payload()
     ref, fired = watch(obj)
-    with torch.cuda.stream(s):
-        torch.cuda._sleep(SLEEP_CYCLES)
-    bridge.retain_python(s, obj)
-    del obj
-    gc.collect()
-    bridge.flush_released()  # nothing is due yet: the host function waits behind the sleep
-    assert not fired and ref() is not None
+    gate = Gate(cupy).close(s.cuda_stream)  # the stream's work is held until the test opens it
+    with gate:
+        bridge.retain_python(s, obj)
+        del obj
+        gc.collect()
+        assert gate.wait_started()
+        # However long this takes, the host function cannot run: it waits behind the gate.
+        assert not wait_until(bridge, fired, seconds=0.2)
+        assert ref() is not None
     s.synchronize()
+    assert not gate.timed_out
     assert wait_until(bridge, fired)
 
 

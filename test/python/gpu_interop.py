@@ -26,6 +26,7 @@ import sys
 
 import pytest
 from conftest import import_bridge, module_names
+from device_gate import Gate, let_unordered_work_run
 
 # Skip the whole file without a GPU (asked through the test module: no library needed).
 _first = import_bridge(module_names()[0])
@@ -33,7 +34,6 @@ if _first.cuda_device_count() == 0:
     pytest.skip("no CUDA device (or no driver)", allow_module_level=True)
 
 N = 1 << 22  # int32 elements: 16 MiB, enough for a kernel to take a while
-SLEEP_CYCLES = 200_000_000  # torch.cuda._sleep: about 0.1 s on an H200, so a race would show
 
 
 def as_int(handle):
@@ -176,15 +176,23 @@ def cupy_view(cupy, tensor):
     return cupy.ndarray((tensor.numel(),), dtype=cupy.int32, memptr=cupy.cuda.MemoryPointer(memory, 0))
 
 
-def torch_fill_late(torch, cpp_stream, value):
-    """A zeroed tensor, then on the C++ stream (through torch.cuda.ExternalStream): a long sleep,
-    then fill with `value`. Whoever reads it too early sees zeros."""
+def torch_fill_late(torch, cupy, cpp_stream, value):
+    """A zeroed tensor, then on the C++ stream (through torch.cuda.ExternalStream): a closed gate,
+    then a fill with `value`. Whoever reads it before the test opens the gate sees zeros, however
+    slow the host. Returns the tensor and the gate (open it once the readers are queued)."""
     a = torch.zeros(N, dtype=torch.int32, device="cuda")
+    a.fill_(0)  # loads torch's fill kernel before the gate holds the stream
     torch.cuda.synchronize()
+    gate = Gate(cupy).close(cpp_stream.handle)
     with torch.cuda.stream(torch.cuda.ExternalStream(cpp_stream.handle)):
-        torch.cuda._sleep(SLEEP_CYCLES)
         a.fill_(value)
-    return a
+    return a, gate
+
+
+def cupy_sum_queued(cupy, tensor, stream):
+    """Queues the sum on `stream`; returns the device scalar (read it with .get(stream=stream))."""
+    with stream:
+        return cupy_view(cupy, tensor).sum(dtype=cupy.int64)
 
 
 def cupy_sum_on(cupy, tensor, stream):
@@ -196,12 +204,20 @@ def cupy_sum_on(cupy, tensor, stream):
 
 
 def test_torch_then_cpp_wait_then_cupy(bridge, torch, cupy):
-    cs = bridge.create_stream()
-    a = torch_fill_late(torch, cs, 7)
     cps = cupy.cuda.Stream(non_blocking=True)
-    bridge.wait(cps, cs)  # C++: the CuPy stream waits for the torch work queued on the C++ stream
-    assert cupy_sum_on(cupy, a, cps) == 7 * N
+    warm = torch.ones(N, dtype=torch.int32, device="cuda")
+    assert cupy_sum_on(cupy, warm, cps) == N  # CuPy compiles its kernel now, not behind the gate
+    cs = bridge.create_stream()
+    a, gate = torch_fill_late(torch, cupy, cs, 7)
+    with gate:
+        bridge.wait(cps, cs)  # C++: the CuPy stream waits for the torch work queued on the C++ stream
+        total = cupy_sum_queued(cupy, a, cps)
+        done = cupy.cuda.Event()
+        done.record(cps)
+        assert not let_unordered_work_run(lambda: done.done), "the CuPy sum ran while the torch fill was held"
+    assert int(total.get(stream=cps)) == 7 * N
     bridge.sync(cs)
+    assert not gate.timed_out
 
 
 def test_without_the_wait_the_race_is_visible(bridge, torch, cupy):
@@ -211,23 +227,33 @@ def test_without_the_wait_the_race_is_visible(bridge, torch, cupy):
     warm = torch.ones(N, dtype=torch.int32, device="cuda")
     assert cupy_sum_on(cupy, warm, cps) == N  # CuPy compiles its kernel now, not during the race
     cs = bridge.create_stream()
-    a = torch_fill_late(torch, cs, 7)
-    early = cupy_sum_on(cupy, a, cps)
+    a, gate = torch_fill_late(torch, cupy, cs, 7)
+    with gate:  # the fill is held while the unordered sum runs: it must read zeros
+        early = cupy_sum_on(cupy, a, cps)
     bridge.sync(cs)
-    assert early != 7 * N
+    assert not gate.timed_out
+    assert early == 0
 
 
 def test_chain_across_all_four(bridge, torch, cupy, core, numba_cuda):
     # torch fills on the C++ stream; a cuda.core stream waits and C++ overwrites every byte with
     # 0x01 on it; a CuPy stream waits and sums; a numba stream waits and copies to the host.
-    cs = bridge.create_stream()
-    a = torch_fill_late(torch, cs, 5)
-    ccs = core.Device(0).create_stream()
-    bridge.wait(ccs, cs)
-    bridge.memset_async(a.data_ptr(), 0x01, N * 4, ccs)
     cps = cupy.cuda.Stream(non_blocking=True)
-    bridge.wait(cps, ccs)
-    assert cupy_sum_on(cupy, a, cps) == 0x01010101 * N
+    warm = torch.ones(N, dtype=torch.int32, device="cuda")
+    assert cupy_sum_on(cupy, warm, cps) == N  # CuPy compiles its kernel now, not behind the gate
+    cs = bridge.create_stream()
+    a, gate = torch_fill_late(torch, cupy, cs, 5)
+    with gate:
+        ccs = core.Device(0).create_stream()
+        bridge.wait(ccs, cs)
+        bridge.memset_async(a.data_ptr(), 0x01, N * 4, ccs)
+        bridge.wait(cps, ccs)
+        total = cupy_sum_queued(cupy, a, cps)
+        done = cupy.cuda.Event()
+        done.record(cps)
+        assert not let_unordered_work_run(lambda: done.done), "the chain ran while the torch fill was held"
+    assert int(total.get(stream=cps)) == 0x01010101 * N
+    assert not gate.timed_out
     ns = numba_cuda.stream()
     bridge.wait(ns, cps)
     host = numba_cuda.as_cuda_array(a, sync=False).copy_to_host(stream=ns)

@@ -11,9 +11,9 @@ import gc
 
 import pytest
 from conftest import owned_module_pairs
+from device_gate import Gate
 
 N = 1 << 22  # int32 elements
-SLEEP_CYCLES = 200_000_000  # torch.cuda._sleep: about 0.1 s on an H200, so a missing order would show
 
 torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
@@ -40,17 +40,25 @@ def test_cpp_stream_through_the_capsule_used_by_torch_cupy_cuda_core_then_kept_b
     version, address = s.__cuda_stream__()
     assert (version, address) == (0, handle)
     a = torch.zeros(N, dtype=torch.int32, device="cuda")
+    a.fill_(0)  # loads torch's fill kernel before the gate holds the stream
     torch.cuda.synchronize()
     ts = torch.cuda.ExternalStream(address)
-    with torch.cuda.stream(ts):
-        torch.cuda._sleep(SLEEP_CYCLES)  # whoever is not ordered after this reads zeros
-        a.fill_(3)
-    expected_value = 3
-
     try:
         import cupy
     except ImportError:
         cupy = None
+    # The stream held by a gate (device_gate.py, CuPy's kernel) until torch's and CuPy's work is
+    # queued: whoever is not ordered after the fill reads zeros, however slow the host.
+    gate = None
+    if cupy is not None:
+        warm = cupy.zeros(4, dtype=cupy.int32)
+        warm += 1  # loads CuPy's kernel before the gate holds the stream
+        cupy.cuda.Device().synchronize()
+        gate = Gate(cupy).close(handle)
+    with torch.cuda.stream(ts):
+        a.fill_(3)
+    expected_value = 3
+
     if cupy is not None and hasattr(cupy.cuda.Stream, "from_external"):
         cps = cupy.cuda.Stream.from_external(s)  # CuPy's __cuda_stream__ consumer
         assert cps.ptr == handle
@@ -60,6 +68,8 @@ def test_cpp_stream_through_the_capsule_used_by_torch_cupy_cuda_core_then_kept_b
             view += 1  # same stream: after torch's fill
         expected_value = 4
         del cps, view, memory
+    if gate is not None:
+        gate.open()
 
     try:
         from cuda import core

@@ -1,0 +1,984 @@
+// A CUDA runtime and driver made of bookkeeping: what it models and how to use it is in
+// fake_cuda.h. Every function takes one lock; host functions and user-object destructors are
+// called with it released (they may queue work for a thread that calls back in).
+#include "fake_cuda.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace {
+
+struct stream_state {
+  unsigned long long id = 0;
+  unsigned int flags = 0;
+  int priority = 0;
+  int device = 0;
+  int status = fake_cuda_none; // fake_cuda_capture_status
+  int mode = cudaStreamCaptureModeGlobal;
+  unsigned long long capture_id = 0;
+  cudaGraph_t graph = nullptr; // the graph the capture builds (owned by the capture)
+  std::thread::id capturing_thread;
+  std::vector<std::pair<cudaHostFn_t, void*>> pending; // host functions not run yet
+};
+
+struct event_state {
+  unsigned long long capture_id = 0; // where it was last recorded: 0 outside any capture
+  bool ready = true;
+};
+
+struct user_object_state {
+  void* ptr = nullptr;
+  cudaHostFn_t destroy = nullptr;
+  unsigned int count = 0;
+};
+
+struct graph_state {
+  std::size_t nodes = 0;
+  std::vector<std::pair<cudaUserObject_t, unsigned int>> retained; // references the graph holds
+};
+
+using deferred = std::vector<std::pair<cudaHostFn_t, void*>>;
+
+struct fake {
+  std::mutex lock;       // everything but the counts
+  std::mutex calls_lock; // the counts (taken after `lock` where both are)
+  std::uintptr_t next_handle = 0x51000;
+  unsigned long long next_stream_id = 100;
+  unsigned long long next_capture_id = 1;
+  std::map<void*, stream_state> streams;
+  std::map<void*, event_state> events;
+  std::map<void*, graph_state> graphs;
+  std::map<void*, std::vector<std::pair<cudaUserObject_t, unsigned int>>> execs;
+  std::map<void*, user_object_state> user_objects;
+  std::map<std::string, long> calls;
+  std::vector<std::string> invalidations;
+  int devices = 1;
+  int capture_at_create = fake_cuda_none;
+  bool events_ready = true;
+  std::FILE* log = nullptr;
+
+  fake() {
+    if (const char* n = std::getenv("STREAMLIKE_FAKE_CUDA_DEVICES")) devices = std::atoi(n);
+    if (const char* c = std::getenv("STREAMLIKE_FAKE_CUDA_CAPTURE")) {
+      if (std::strcmp(c, "active") == 0) capture_at_create = fake_cuda_active;
+      if (std::strcmp(c, "invalidated") == 0) capture_at_create = fake_cuda_invalidated;
+    }
+    if (const char* e = std::getenv("STREAMLIKE_FAKE_CUDA_EVENTS")) events_ready = std::strcmp(e, "not_ready") != 0;
+    if (const char* path = std::getenv("STREAMLIKE_FAKE_CUDA_LOG")) log = std::fopen(path, "a");
+    // The default streams exist from the start, on device 0.
+    for (std::uintptr_t h : {std::uintptr_t{0}, std::uintptr_t{1}, std::uintptr_t{2}}) {
+      stream_state s;
+      s.id = h + 1;
+      streams[reinterpret_cast<void*>(h)] = s;
+    }
+  }
+
+  void* new_handle() {
+    next_handle += 0x100;
+    return reinterpret_cast<void*>(next_handle);
+  }
+
+  void count(const char* name) {
+    std::lock_guard guard(calls_lock);
+    ++calls[name];
+    if (log != nullptr) {
+      std::fprintf(log, "%s\n", name);
+      std::fflush(log);
+    }
+  }
+
+  void invalidate(stream_state& s, const std::string& name) {
+    s.status = fake_cuda_invalidated;
+    invalidations.push_back(name);
+    if (log != nullptr) {
+      std::fprintf(log, "INVALIDATED %s\n", name.c_str());
+      std::fflush(log);
+    }
+  }
+
+  stream_state* find(cudaStream_t stream) {
+    auto it = streams.find(static_cast<void*>(stream));
+    return it == streams.end() ? nullptr : &it->second;
+  }
+
+  // A call CUDA counts as unsafe while a capture runs in global mode (or thread-local mode, on the
+  // capturing thread): each such capture is invalidated.
+  void unsafe_for_global_captures(const char* name) {
+    for (auto& [handle, s] : streams) {
+      if (s.status == fake_cuda_active &&
+          (s.mode == cudaStreamCaptureModeGlobal ||
+           (s.mode == cudaStreamCaptureModeThreadLocal && s.capturing_thread == std::this_thread::get_id()))) {
+        invalidate(s, std::string(name) + " (while a capture runs in global or thread-local mode)");
+      }
+    }
+  }
+
+  // A call that invalidates the capture of the stream it is made on. True if the stream captures
+  // (the call then fails); otherwise a capture elsewhere may still object.
+  bool unsafe_on(stream_state& s, const char* name, bool unsafe_elsewhere) {
+    if (s.status != fake_cuda_none) {
+      invalidate(s, name);
+      return true;
+    }
+    if (unsafe_elsewhere) unsafe_for_global_captures(name);
+    return false;
+  }
+
+  // Ends every stream of capture `id` (its origin and the streams it forked into).
+  void end_capture(unsigned long long id) {
+    for (auto& [handle, s] : streams) {
+      if (s.capture_id == id) {
+        s.status = fake_cuda_none;
+        s.capture_id = 0;
+        s.graph = nullptr;
+      }
+    }
+  }
+
+  void begin(stream_state& s, int status, int mode) {
+    s.status = status;
+    s.mode = mode;
+    s.capture_id = next_capture_id++;
+    s.capturing_thread = std::this_thread::get_id();
+    s.graph = static_cast<cudaGraph_t>(new_handle());
+    graphs[s.graph] = graph_state{};
+  }
+
+  // Releases `count` references of a user object; its destructor joins `out` when none remain.
+  void release(cudaUserObject_t object, unsigned int count, deferred& out) {
+    auto it = user_objects.find(object);
+    if (it == user_objects.end()) return;
+    it->second.count = it->second.count > count ? it->second.count - count : 0;
+    if (it->second.count == 0) {
+      out.emplace_back(it->second.destroy, it->second.ptr);
+      user_objects.erase(it);
+    }
+  }
+
+  void destroy_graph(cudaGraph_t graph, deferred& out) {
+    auto it = graphs.find(graph);
+    if (it == graphs.end()) return;
+    const auto retained = it->second.retained;
+    graphs.erase(it);
+    for (const auto& [object, count] : retained) release(object, count, out);
+  }
+};
+
+fake& state() {
+  static fake* f = new fake; // never destroyed: calls may come from static destructors
+  return *f;
+}
+
+thread_local cudaError_t last_error = cudaSuccess;
+thread_local int current_device = 0;
+
+cudaError_t fail(cudaError_t code) {
+  if (code != cudaSuccess && code != cudaErrorNotReady) last_error = code;
+  return code;
+}
+
+void run(const deferred& calls) {
+  for (const auto& [fn, data] : calls) fn(data);
+}
+
+// Runs (with the lock released) the host functions queued on `stream`, as CUDA would once the
+// stream's earlier work is done.
+deferred take_pending(fake& f, stream_state& s) {
+  deferred out;
+  out.swap(s.pending);
+  (void)f;
+  return out;
+}
+
+cudaError_t create_stream(cudaStream_t* out, unsigned int flags, int priority) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  if (f.devices <= 0) return fail(cudaErrorNoDevice);
+  if (out == nullptr) return fail(cudaErrorInvalidValue);
+  void* handle = f.new_handle();
+  stream_state s;
+  s.id = f.next_stream_id++;
+  s.flags = flags;
+  s.priority = priority < -5 ? -5 : (priority > 0 ? 0 : priority);
+  s.device = current_device;
+  f.streams[handle] = s;
+  if (f.capture_at_create != fake_cuda_none)
+    f.begin(f.streams[handle], f.capture_at_create, cudaStreamCaptureModeGlobal);
+  *out = static_cast<cudaStream_t>(handle);
+  return cudaSuccess;
+}
+
+// The query or synchronize of a stream: invalidating on a capturing stream, unsafe for global
+// captures otherwise; runs the stream's host functions.
+cudaError_t query_or_sync(const char* name, cudaStream_t stream, bool sync) {
+  fake& f = state();
+  deferred due;
+  cudaError_t result = cudaSuccess;
+  {
+    std::lock_guard guard(f.lock);
+    f.count(name);
+    stream_state* s = f.find(stream);
+    if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    if (f.unsafe_on(*s, name, true)) return fail(cudaErrorStreamCaptureUnsupported);
+    due = take_pending(f, *s);
+    (void)sync;
+  }
+  run(due);
+  return result;
+}
+
+// A stream getter that CUDA lets invalidate a capture.
+template <class T>
+cudaError_t invalidating_get(const char* name, cudaStream_t stream, T* out, T stream_state::*field) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count(name);
+  stream_state* s = f.find(stream);
+  if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (f.unsafe_on(*s, name, false)) return fail(cudaErrorStreamCaptureUnsupported);
+  if (out == nullptr) return fail(cudaErrorInvalidValue);
+  *out = s->*field;
+  return cudaSuccess;
+}
+
+cudaError_t record(const char* name, cudaEvent_t event, cudaStream_t stream) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count(name);
+  stream_state* s = f.find(stream);
+  auto e = f.events.find(event);
+  if (s == nullptr || e == f.events.end()) return fail(cudaErrorInvalidResourceHandle);
+  if (s->status == fake_cuda_invalidated) return fail(cudaErrorStreamCaptureInvalidated);
+  e->second.capture_id = s->status == fake_cuda_active ? s->capture_id : 0;
+  return cudaSuccess;
+}
+
+cudaError_t stream_wait_event(const char* name, cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count(name);
+  stream_state* s = f.find(stream);
+  auto e = f.events.find(event);
+  if (s == nullptr || e == f.events.end()) return fail(cudaErrorInvalidResourceHandle);
+  const unsigned long long recorded_in = e->second.capture_id;
+  if (s->status == fake_cuda_invalidated) {
+    f.invalidate(*s, name);
+    return fail(cudaErrorStreamCaptureInvalidated);
+  }
+  if (s->status == fake_cuda_active) {
+    if (recorded_in != s->capture_id && (flags & cudaEventWaitExternal) == 0) {
+      f.invalidate(*s, std::string(name) + " (an event recorded outside the capture)");
+      return fail(cudaErrorStreamCaptureIsolation);
+    }
+    return cudaSuccess;
+  }
+  if (recorded_in != 0) {
+    // A fork: the stream joins the capture the event was recorded in.
+    for (auto& [handle, other] : f.streams) {
+      if (other.capture_id == recorded_in && other.status != fake_cuda_none) {
+        s->status = other.status;
+        s->mode = other.mode;
+        s->capture_id = other.capture_id;
+        s->graph = other.graph;
+        s->capturing_thread = other.capturing_thread;
+        break;
+      }
+    }
+  }
+  return cudaSuccess;
+}
+
+cudaError_t event_query_or_sync(const char* name, cudaEvent_t event) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count(name);
+  auto e = f.events.find(event);
+  if (e == f.events.end()) return fail(cudaErrorInvalidResourceHandle);
+  f.unsafe_for_global_captures(name);
+  return e->second.ready ? cudaSuccess : cudaErrorNotReady;
+}
+
+int ctx_device(CUcontext ctx) { return static_cast<int>((reinterpret_cast<std::uintptr_t>(ctx) - 0xC0000) / 0x100); }
+
+CUcontext ctx_of_device(int device) {
+  return reinterpret_cast<CUcontext>(0xC0000 + static_cast<std::uintptr_t>(device) * 0x100);
+}
+
+CUresult to_driver(cudaError_t code) {
+  switch (code) {
+    case cudaSuccess: return CUDA_SUCCESS;
+    case cudaErrorNotReady: return CUDA_ERROR_NOT_READY;
+    case cudaErrorInvalidResourceHandle: return CUDA_ERROR_INVALID_HANDLE;
+    case cudaErrorStreamCaptureUnsupported: return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    case cudaErrorStreamCaptureInvalidated: return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    case cudaErrorStreamCaptureIsolation: return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    case cudaErrorIllegalState: return CUDA_ERROR_ILLEGAL_STATE;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+// --- the driver's functions, handed out by cudaGetDriverEntryPointByVersion -------------------
+
+CUresult CUDAAPI fake_cuStreamGetCtx(CUstream stream, CUcontext* ctx) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuStreamGetCtx");
+  stream_state* s = f.find(stream);
+  if (s == nullptr || ctx == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  const bool default_stream = reinterpret_cast<std::uintptr_t>(stream) <= 2;
+  *ctx = ctx_of_device(default_stream ? current_device : s->device);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuCtxGetId(CUcontext ctx, unsigned long long* id) {
+  state().count("cuCtxGetId");
+  if (id == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *id = 1000 + static_cast<unsigned long long>(ctx_device(ctx));
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
+  state().count("cuCtxGetDevice");
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *device = ctx == nullptr ? current_device : ctx_device(ctx);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuCtxGetDevice(CUdevice* device) { return fake_cuCtxGetDevice_v2(device, nullptr); }
+
+CUresult CUDAAPI fake_cuDevicePrimaryCtxGetState(CUdevice device, unsigned int* flags, int* active) {
+  state().count("cuDevicePrimaryCtxGetState");
+  if (device < 0 || device >= state().devices) return CUDA_ERROR_INVALID_DEVICE;
+  *flags = 0;
+  *active = 1;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice device) {
+  state().count("cuDevicePrimaryCtxRetain");
+  if (device < 0 || device >= state().devices) return CUDA_ERROR_INVALID_DEVICE;
+  *ctx = ctx_of_device(device);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuDevicePrimaryCtxRelease(CUdevice device) {
+  state().count("cuDevicePrimaryCtxRelease");
+  return device < 0 || device >= state().devices ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuStreamIsCapturing");
+  stream_state* s = f.find(stream);
+  if (s == nullptr || status == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  *status = static_cast<CUstreamCaptureStatus>(s->status);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuEventRecord(CUevent event, CUstream stream) {
+  return to_driver(record("cuEventRecord", event, stream));
+}
+
+CUresult CUDAAPI fake_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
+  return to_driver(stream_wait_event("cuStreamWaitEvent", stream, event, flags));
+}
+
+CUresult CUDAAPI fake_cuStreamGetId(CUstream stream, unsigned long long* id) {
+  return to_driver(invalidating_get("cuStreamGetId", stream, id, &stream_state::id));
+}
+
+CUresult CUDAAPI fake_cuStreamGetFlags(CUstream stream, unsigned int* flags) {
+  return to_driver(invalidating_get("cuStreamGetFlags", stream, flags, &stream_state::flags));
+}
+
+CUresult CUDAAPI fake_cuStreamGetDevice(CUstream stream, CUdevice* device) {
+  return to_driver(invalidating_get("cuStreamGetDevice", stream, device, &stream_state::device));
+}
+
+CUresult CUDAAPI fake_cuStreamQuery(CUstream stream) {
+  return to_driver(query_or_sync("cuStreamQuery", stream, false));
+}
+
+CUresult CUDAAPI fake_cuStreamSynchronize(CUstream stream) {
+  return to_driver(query_or_sync("cuStreamSynchronize", stream, true));
+}
+
+CUresult CUDAAPI fake_cuEventQuery(CUevent event) { return to_driver(event_query_or_sync("cuEventQuery", event)); }
+
+CUresult CUDAAPI fake_cuEventSynchronize(CUevent event) {
+  return to_driver(event_query_or_sync("cuEventSynchronize", event));
+}
+
+CUresult CUDAAPI fake_cuStreamCreate(CUstream* stream, unsigned int flags) {
+  state().count("cuStreamCreate");
+  return to_driver(create_stream(stream, flags, 0));
+}
+
+CUresult CUDAAPI fake_cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int priority) {
+  state().count("cuStreamCreateWithPriority");
+  return to_driver(create_stream(stream, flags, priority));
+}
+
+CUresult CUDAAPI fake_cuStreamDestroy(CUstream stream) { return to_driver(cudaStreamDestroy(stream)); }
+
+void* driver_function(const std::string& name, unsigned int version) {
+  static const std::map<std::string, void*> functions = {
+      {"cuStreamGetCtx", reinterpret_cast<void*>(&fake_cuStreamGetCtx)},
+      {"cuCtxGetId", reinterpret_cast<void*>(&fake_cuCtxGetId)},
+      {"cuDevicePrimaryCtxGetState", reinterpret_cast<void*>(&fake_cuDevicePrimaryCtxGetState)},
+      {"cuDevicePrimaryCtxRetain", reinterpret_cast<void*>(&fake_cuDevicePrimaryCtxRetain)},
+      {"cuDevicePrimaryCtxRelease", reinterpret_cast<void*>(&fake_cuDevicePrimaryCtxRelease)},
+      {"cuStreamIsCapturing", reinterpret_cast<void*>(&fake_cuStreamIsCapturing)},
+      {"cuEventRecord", reinterpret_cast<void*>(&fake_cuEventRecord)},
+      {"cuStreamWaitEvent", reinterpret_cast<void*>(&fake_cuStreamWaitEvent)},
+      {"cuStreamGetId", reinterpret_cast<void*>(&fake_cuStreamGetId)},
+      {"cuStreamGetFlags", reinterpret_cast<void*>(&fake_cuStreamGetFlags)},
+      {"cuStreamGetDevice", reinterpret_cast<void*>(&fake_cuStreamGetDevice)},
+      {"cuStreamQuery", reinterpret_cast<void*>(&fake_cuStreamQuery)},
+      {"cuStreamSynchronize", reinterpret_cast<void*>(&fake_cuStreamSynchronize)},
+      {"cuEventQuery", reinterpret_cast<void*>(&fake_cuEventQuery)},
+      {"cuEventSynchronize", reinterpret_cast<void*>(&fake_cuEventSynchronize)},
+      {"cuStreamCreate", reinterpret_cast<void*>(&fake_cuStreamCreate)},
+      {"cuStreamCreateWithPriority", reinterpret_cast<void*>(&fake_cuStreamCreateWithPriority)},
+      {"cuStreamDestroy", reinterpret_cast<void*>(&fake_cuStreamDestroy)},
+  };
+  // cuCtxGetDevice names the context from CUDA 13; before, it answers for the current context.
+  if (name == "cuCtxGetDevice")
+    return version >= 13000 ? reinterpret_cast<void*>(&fake_cuCtxGetDevice_v2)
+                            : reinterpret_cast<void*>(&fake_cuCtxGetDevice);
+  auto it = functions.find(name);
+  return it == functions.end() ? nullptr : it->second;
+}
+
+} // namespace
+
+// --- the control API (fake_cuda.h) ------------------------------------------------------------
+
+extern "C" {
+
+int fake_cuda_present(void) { return 1; }
+
+void fake_cuda_reset_log(void) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  std::lock_guard counts_guard(f.calls_lock);
+  f.calls.clear();
+  f.invalidations.clear();
+}
+
+int fake_cuda_set_capture(void* stream, int status, int mode) {
+  fake& f = state();
+  deferred due;
+  {
+    std::lock_guard guard(f.lock);
+    stream_state* s = f.find(static_cast<cudaStream_t>(stream));
+    if (s == nullptr) return -1;
+    if (status == fake_cuda_none) {
+      // Out of the capture; the last stream out ends it and its graph (as an end without a graph).
+      const unsigned long long id = s->capture_id;
+      const cudaGraph_t graph = s->graph;
+      s->status = fake_cuda_none;
+      s->capture_id = 0;
+      s->graph = nullptr;
+      bool others = false;
+      for (const auto& [handle, other] : f.streams) others = others || (id != 0 && other.capture_id == id);
+      if (!others && graph != nullptr) f.destroy_graph(graph, due);
+    } else if (s->status == fake_cuda_none) {
+      f.begin(*s, status, mode);
+    } else {
+      s->status = status;
+      s->mode = mode;
+    }
+  }
+  run(due);
+  return 0;
+}
+
+int fake_cuda_capture_status(void* stream) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  const stream_state* s = f.find(static_cast<cudaStream_t>(stream));
+  return s == nullptr ? -1 : s->status;
+}
+
+long fake_cuda_calls(const char* name) {
+  fake& f = state();
+  std::lock_guard guard(f.calls_lock);
+  auto it = f.calls.find(name);
+  return it == f.calls.end() ? 0 : it->second;
+}
+
+size_t fake_cuda_invalidations(void) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  return f.invalidations.size();
+}
+
+const char* fake_cuda_invalidation(size_t i) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  return i < f.invalidations.size() ? f.invalidations[i].c_str() : nullptr;
+}
+
+long fake_cuda_live_streams(void) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  return static_cast<long>(f.streams.size()) - 3; // less the three default streams
+}
+
+long fake_cuda_live_events(void) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  return static_cast<long>(f.events.size());
+}
+
+int fake_cuda_set_event_ready(void* event, int ready) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  auto it = f.events.find(event);
+  if (it == f.events.end()) return -1;
+  it->second.ready = ready != 0;
+  return 0;
+}
+
+// --- the runtime's functions --------------------------------------------------------------------
+
+cudaError_t CUDARTAPI cudaGetLastError(void) {
+  const cudaError_t code = last_error;
+  last_error = cudaSuccess;
+  return code;
+}
+
+cudaError_t CUDARTAPI cudaPeekAtLastError(void) { return last_error; }
+
+cudaError_t CUDARTAPI cudaGetDeviceCount(int* count) {
+  fake& f = state();
+  f.count("cudaGetDeviceCount");
+  if (count == nullptr) return fail(cudaErrorInvalidValue);
+  *count = f.devices > 0 ? f.devices : 0;
+  return f.devices > 0 ? cudaSuccess : fail(cudaErrorNoDevice);
+}
+
+cudaError_t CUDARTAPI cudaGetDevice(int* device) {
+  fake& f = state();
+  f.count("cudaGetDevice");
+  if (f.devices <= 0) return fail(cudaErrorNoDevice);
+  if (device == nullptr) return fail(cudaErrorInvalidValue);
+  *device = current_device;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaSetDevice(int device) {
+  fake& f = state();
+  f.count("cudaSetDevice");
+  if (device < 0 || device >= f.devices) return fail(cudaErrorInvalidDevice);
+  current_device = device;
+  return cudaSuccess;
+}
+
+// What a program asks at start (a device check, its name and versions): answered, not modelled.
+cudaError_t CUDARTAPI cudaFree(void* pointer) {
+  fake& f = state();
+  f.count("cudaFree");
+  if (f.devices <= 0) return fail(cudaErrorNoDevice);
+  return pointer == nullptr ? cudaSuccess : fail(cudaErrorInvalidValue);
+}
+
+cudaError_t CUDARTAPI cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+  fake& f = state();
+  f.count("cudaGetDeviceProperties");
+  if (prop == nullptr || device < 0 || device >= f.devices) return fail(cudaErrorInvalidDevice);
+  *prop = cudaDeviceProp{};
+  std::snprintf(prop->name, sizeof prop->name, "streamlike fake CUDA device %d", device);
+  prop->major = 9;
+  prop->minor = 0;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaDriverGetVersion(int* version) {
+  if (version != nullptr) *version = CUDART_VERSION;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaRuntimeGetVersion(int* version) {
+  if (version != nullptr) *version = CUDART_VERSION;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaDeviceSynchronize(void) {
+  fake& f = state();
+  deferred due;
+  {
+    std::lock_guard guard(f.lock);
+    f.count("cudaDeviceSynchronize");
+    f.unsafe_for_global_captures("cudaDeviceSynchronize");
+    for (auto& [handle, s] : f.streams) {
+      deferred some = take_pending(f, s);
+      due.insert(due.end(), some.begin(), some.end());
+    }
+  }
+  run(due);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  fake& f = state();
+  f.count("cudaDeviceGetStreamPriorityRange");
+  if (f.devices <= 0) return fail(cudaErrorNoDevice);
+  if (least != nullptr) *least = 0;
+  if (greatest != nullptr) *greatest = -5;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(const char* symbol, void** fn, unsigned int version,
+                                                       unsigned long long flags,
+                                                       cudaDriverEntryPointQueryResult* status) {
+  (void)flags;
+  fake& f = state();
+  f.count("cudaGetDriverEntryPointByVersion");
+  void* found = symbol == nullptr ? nullptr : driver_function(symbol, version);
+  if (fn != nullptr) *fn = found;
+  if (status != nullptr) *status = found ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+  if (found == nullptr && symbol != nullptr) f.count((std::string("entry point not faked: ") + symbol).c_str());
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaStreamCreate(cudaStream_t* stream) {
+  state().count("cudaStreamCreate");
+  return create_stream(stream, cudaStreamDefault, 0);
+}
+
+cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+  state().count("cudaStreamCreateWithFlags");
+  return create_stream(stream, flags, 0);
+}
+
+cudaError_t CUDARTAPI cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority) {
+  state().count("cudaStreamCreateWithPriority");
+  return create_stream(stream, flags, priority);
+}
+
+cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) {
+  fake& f = state();
+  deferred due;
+  {
+    std::lock_guard guard(f.lock);
+    f.count("cudaStreamDestroy");
+    if (reinterpret_cast<std::uintptr_t>(stream) <= 2) return fail(cudaErrorInvalidResourceHandle);
+    stream_state* s = f.find(stream);
+    if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    due = take_pending(f, *s);
+    f.streams.erase(static_cast<void*>(stream));
+  }
+  run(due);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaStreamGetId(cudaStream_t stream, unsigned long long* id) {
+  return invalidating_get("cudaStreamGetId", stream, id, &stream_state::id);
+}
+
+cudaError_t CUDARTAPI cudaStreamGetFlags(cudaStream_t stream, unsigned int* flags) {
+  return invalidating_get("cudaStreamGetFlags", stream, flags, &stream_state::flags);
+}
+
+cudaError_t CUDARTAPI cudaStreamGetDevice(cudaStream_t stream, int* device) {
+  return invalidating_get("cudaStreamGetDevice", stream, device, &stream_state::device);
+}
+
+cudaError_t CUDARTAPI cudaStreamGetPriority(cudaStream_t stream, int* priority) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaStreamGetPriority");
+  stream_state* s = f.find(stream);
+  if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (priority == nullptr) return fail(cudaErrorInvalidValue);
+  *priority = s->priority;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaStreamQuery(cudaStream_t stream) { return query_or_sync("cudaStreamQuery", stream, false); }
+
+cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t stream) {
+  return query_or_sync("cudaStreamSynchronize", stream, true);
+}
+
+cudaError_t CUDARTAPI cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaStreamIsCapturing");
+  stream_state* s = f.find(stream);
+  if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (status == nullptr) return fail(cudaErrorInvalidValue);
+  *status = static_cast<cudaStreamCaptureStatus>(s->status);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                               unsigned long long* id, cudaGraph_t* graph,
+                                               const cudaGraphNode_t** dependencies, const cudaGraphEdgeData** edges,
+                                               size_t* dependency_count) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaStreamGetCaptureInfo");
+  stream_state* s = f.find(stream);
+  if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (status == nullptr) return fail(cudaErrorInvalidValue);
+  *status = static_cast<cudaStreamCaptureStatus>(s->status);
+  const bool capturing = s->status != fake_cuda_none;
+  if (id != nullptr) *id = capturing ? s->capture_id : 0;
+  if (graph != nullptr) *graph = capturing ? s->graph : nullptr;
+  if (dependencies != nullptr) *dependencies = nullptr;
+  if (edges != nullptr) *edges = nullptr;
+  if (dependency_count != nullptr) *dependency_count = 0;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaStreamBeginCapture");
+  stream_state* s = f.find(stream);
+  if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (f.unsafe_on(*s, "cudaStreamBeginCapture", false)) return fail(cudaErrorIllegalState);
+  if (stream == nullptr || stream == cudaStreamLegacy) return fail(cudaErrorStreamCaptureUnsupported);
+  f.begin(*s, fake_cuda_active, mode);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  fake& f = state();
+  deferred due;
+  cudaError_t result = cudaSuccess;
+  {
+    std::lock_guard guard(f.lock);
+    f.count("cudaStreamEndCapture");
+    stream_state* s = f.find(stream);
+    if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    if (graph != nullptr) *graph = nullptr;
+    if (s->status == fake_cuda_none) return fail(cudaErrorIllegalState);
+    const cudaGraph_t built = s->graph;
+    const bool invalidated = s->status == fake_cuda_invalidated;
+    f.end_capture(s->capture_id);
+    if (invalidated) {
+      f.destroy_graph(built, due);
+      result = cudaErrorStreamCaptureInvalidated;
+    } else if (graph != nullptr) {
+      *graph = built;
+    } else {
+      f.destroy_graph(built, due);
+    }
+  }
+  run(due);
+  return fail(result);
+}
+
+cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  return stream_wait_event("cudaStreamWaitEvent", stream, event, flags);
+}
+
+cudaError_t CUDARTAPI cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* data) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaLaunchHostFunc");
+  stream_state* s = f.find(stream);
+  if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (s->status == fake_cuda_invalidated) return fail(cudaErrorStreamCaptureInvalidated);
+  if (s->status == fake_cuda_active) {
+    ++f.graphs[s->graph].nodes; // a host node: it runs when the graph is launched
+    return cudaSuccess;
+  }
+  s->pending.emplace_back(fn, data); // runs at the stream's next query or synchronize
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaEventCreate(cudaEvent_t* event) {
+  state().count("cudaEventCreate");
+  return cudaEventCreateWithFlags(event, cudaEventDefault);
+}
+
+cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  (void)flags;
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaEventCreateWithFlags");
+  if (f.devices <= 0) return fail(cudaErrorNoDevice);
+  if (event == nullptr) return fail(cudaErrorInvalidValue);
+  void* handle = f.new_handle();
+  event_state e;
+  e.ready = f.events_ready;
+  f.events[handle] = e;
+  *event = static_cast<cudaEvent_t>(handle);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t event) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaEventDestroy");
+  return f.events.erase(event) == 1 ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+}
+
+cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  return record("cudaEventRecord", event, stream);
+}
+
+cudaError_t CUDARTAPI cudaEventQuery(cudaEvent_t event) {
+  const cudaError_t code = event_query_or_sync("cudaEventQuery", event);
+  return code == cudaErrorNotReady ? code : fail(code);
+}
+
+cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t event) {
+  const cudaError_t code = event_query_or_sync("cudaEventSynchronize", event);
+  return code == cudaErrorNotReady ? cudaSuccess : fail(code);
+}
+
+cudaError_t CUDARTAPI cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaEventElapsedTime");
+  if (ms == nullptr) return fail(cudaErrorInvalidValue);
+  if (f.events.count(start) == 0 || f.events.count(end) == 0) return fail(cudaErrorInvalidResourceHandle);
+  *ms = 0.5f;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGraphCreate(cudaGraph_t* graph, unsigned int flags) {
+  (void)flags;
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaGraphCreate");
+  if (graph == nullptr) return fail(cudaErrorInvalidValue);
+  *graph = static_cast<cudaGraph_t>(f.new_handle());
+  f.graphs[*graph] = graph_state{};
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGraphDestroy(cudaGraph_t graph) {
+  fake& f = state();
+  deferred due;
+  {
+    std::lock_guard guard(f.lock);
+    f.count("cudaGraphDestroy");
+    if (f.graphs.count(graph) == 0) return fail(cudaErrorInvalidValue);
+    f.destroy_graph(graph, due);
+  }
+  run(due);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* count) {
+  (void)nodes;
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaGraphGetNodes");
+  auto it = f.graphs.find(graph);
+  if (it == f.graphs.end() || count == nullptr) return fail(cudaErrorInvalidValue);
+  *count = it->second.nodes;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
+  (void)flags;
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaGraphInstantiate");
+  auto it = f.graphs.find(graph);
+  if (it == f.graphs.end() || exec == nullptr) return fail(cudaErrorInvalidValue);
+  *exec = static_cast<cudaGraphExec_t>(f.new_handle());
+  // An executable graph keeps the graph's user objects too.
+  for (const auto& [object, count] : it->second.retained) f.user_objects[object].count += count;
+  f.execs[*exec] = it->second.retained;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  fake& f = state();
+  deferred due;
+  {
+    std::lock_guard guard(f.lock);
+    f.count("cudaGraphExecDestroy");
+    auto it = f.execs.find(exec);
+    if (it == f.execs.end()) return fail(cudaErrorInvalidValue);
+    const auto retained = it->second;
+    f.execs.erase(it);
+    for (const auto& [object, count] : retained) f.release(object, count, due);
+  }
+  run(due);
+  return cudaSuccess;
+}
+
+namespace {
+cudaError_t launch_or_upload(const char* name, cudaGraphExec_t exec, cudaStream_t stream) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count(name);
+  stream_state* s = f.find(stream);
+  if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (f.execs.count(exec) == 0) return fail(cudaErrorInvalidValue);
+  if (f.unsafe_on(*s, name, false)) return fail(cudaErrorStreamCaptureUnsupported);
+  return cudaSuccess;
+}
+} // namespace
+
+cudaError_t CUDARTAPI cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  return launch_or_upload("cudaGraphLaunch", exec, stream);
+}
+
+cudaError_t CUDARTAPI cudaGraphUpload(cudaGraphExec_t exec, cudaStream_t stream) {
+  return launch_or_upload("cudaGraphUpload", exec, stream);
+}
+
+cudaError_t CUDARTAPI cudaUserObjectCreate(cudaUserObject_t* object, void* ptr, cudaHostFn_t destroy,
+                                           unsigned int count, unsigned int flags) {
+  (void)flags;
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaUserObjectCreate");
+  if (object == nullptr || destroy == nullptr || count == 0) return fail(cudaErrorInvalidValue);
+  *object = static_cast<cudaUserObject_t>(f.new_handle());
+  f.user_objects[*object] = user_object_state{ptr, destroy, count};
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaUserObjectRelease(cudaUserObject_t object, unsigned int count) {
+  fake& f = state();
+  deferred due;
+  {
+    std::lock_guard guard(f.lock);
+    f.count("cudaUserObjectRelease");
+    if (f.user_objects.count(object) == 0) return fail(cudaErrorInvalidValue);
+    f.release(object, count, due);
+  }
+  run(due);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count,
+                                                unsigned int flags) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cudaGraphRetainUserObject");
+  auto g = f.graphs.find(graph);
+  auto o = f.user_objects.find(object);
+  if (g == f.graphs.end() || o == f.user_objects.end()) return fail(cudaErrorInvalidValue);
+  // With cudaGraphUserObjectMove the caller's references become the graph's.
+  if ((flags & cudaGraphUserObjectMove) == 0) o->second.count += count;
+  g->second.retained.emplace_back(object, count);
+  return cudaSuccess;
+}
+
+} // extern "C"
