@@ -27,6 +27,7 @@ The closing line `N passed, N failed, N skipped` is always the last line printed
 Exit status 1 on any failed test, an unreadable log, no pass at all, a required suite without
 a pass, or a registered test that did not pass and is not exempt.
 """
+
 import fnmatch
 import json
 import sys
@@ -130,11 +131,14 @@ def main(argv):
         what = f"test {test} of suite {suite}" if test else f"suite {suite}"
         skipped_here = [t for t in skips.get(suite, []) if not test or t == test]
         if skipped_here:
-            problems.append(f"{what} must run on CI, but it only skipped ({', '.join(sorted(set(skipped_here)))}; "
-                            "see its log for why)")
+            problems.append(
+                f"{what} must run on CI, but it only skipped ({', '.join(sorted(set(skipped_here)))}; "
+                "see its log for why)"
+            )
         else:
-            problems.append(f"{what} must run on CI, but no test of it ran (not built, not registered, or "
-                            "its log is missing)")
+            problems.append(
+                f"{what} must run on CI, but no test of it ran (not built, not registered, or its log is missing)"
+            )
     if registered_path is not None:
         try:
             registered = registered_tests(registered_path)
@@ -155,8 +159,10 @@ def main(argv):
             elif not got:
                 problems.append(f"{what} must pass on CI, but it is missing from the log (not run)")
         if not problems:
-            print(f"count_results: every registered test passed, less {exempted} that may skip "
-                  f"({', '.join(may_skip) or 'none listed'})")
+            print(
+                f"count_results: every registered test passed, less {exempted} that may skip "
+                f"({', '.join(may_skip) or 'none listed'})"
+            )
     if passed == 0:
         problems.append("no test passed")
 

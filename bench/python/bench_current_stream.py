@@ -24,6 +24,7 @@ benchmark modules (meson compile -C BUILD python-bench-modules):
 
 --check exits 1 if a target is missed (or could not be measured), else 3 if one is inconclusive.
 """
+
 import argparse
 import gc
 import json
@@ -100,21 +101,31 @@ def main():
     dev = torch.cuda.current_device()
     n = args.number
     rows = {}
-    rows["C++ current_stream(), outside any stream block"] = cpp_median(lambda: module.time_current_stream(n), args.repeat)
+    rows["C++ current_stream(), outside any stream block"] = cpp_median(
+        lambda: module.time_current_stream(n), args.repeat
+    )
     with torch.cuda.stream(s):
         assert module.current_address(-1) == s.cuda_stream
         rows["C++ current_stream(), inside torch.cuda.stream(s)"] = cpp_median(
-            lambda: module.time_current_stream(n), args.repeat)
-    rows["C++ scoped_current_stream enter + leave"] = cpp_median(lambda: module.time_scope(s, dev, n // 10), args.repeat)
+            lambda: module.time_current_stream(n), args.repeat
+        )
+    rows["C++ scoped_current_stream enter + leave"] = cpp_median(
+        lambda: module.time_scope(s, dev, n // 10), args.repeat
+    )
 
     env = {"torch": torch, "sl": streamlike, "s": s}
-    py = interleaved({
-        "torch.cuda.current_stream().cuda_stream": "torch.cuda.current_stream().cuda_stream",
-        "torch.cuda.current_stream()": "torch.cuda.current_stream()",
-        "torch.cuda.current_stream() again": "torch.cuda.current_stream()",
-        "streamlike.current_stream()": "sl.current_stream()",
-        "with streamlike.use(s): pass": "with sl.use(s): pass",
-    }, env, n, args.repeat)
+    py = interleaved(
+        {
+            "torch.cuda.current_stream().cuda_stream": "torch.cuda.current_stream().cuda_stream",
+            "torch.cuda.current_stream()": "torch.cuda.current_stream()",
+            "torch.cuda.current_stream() again": "torch.cuda.current_stream()",
+            "streamlike.current_stream()": "sl.current_stream()",
+            "with streamlike.use(s): pass": "with sl.use(s): pass",
+        },
+        env,
+        n,
+        args.repeat,
+    )
     rows.update(py)
     providers = streamlike.current_stream_providers()
     try:
@@ -122,7 +133,8 @@ def main():
 
         streamlike.current_stream_providers()  # registers CuPy's provider
         rows["with streamlike.use(s): pass, CuPy imported"] = interleaved(
-            {"use": "with sl.use(s): pass"}, env, n // 10, args.repeat)["use"]
+            {"use": "with sl.use(s): pass"}, env, n // 10, args.repeat
+        )["use"]
     except ImportError:
         pass
 
@@ -146,24 +158,51 @@ def main():
         ns = rows[f"C++ current_stream(), {where}"]
         judge(f"C++ current_stream() ns, {where}", ns, f"<= {CPP_MAX_NS:g}", ns <= CPP_MAX_NS, False)
         ratio = py["torch.cuda.current_stream().cuda_stream"] / ns
-        judge(f"torch...cuda_stream / C++ current_stream(), {where}", ratio, f">= {CPP_MIN_SPEEDUP:g}",
-              ratio >= CPP_MIN_SPEEDUP, True)
+        judge(
+            f"torch...cuda_stream / C++ current_stream(), {where}",
+            ratio,
+            f">= {CPP_MIN_SPEEDUP:g}",
+            ratio >= CPP_MIN_SPEEDUP,
+            True,
+        )
     ratio = py["torch.cuda.current_stream()"] / py["streamlike.current_stream()"]
-    judge("torch.cuda.current_stream() / streamlike.current_stream()", ratio, f">= {PY_MIN_SPEEDUP:g}",
-          ratio >= PY_MIN_SPEEDUP, True)
+    judge(
+        "torch.cuda.current_stream() / streamlike.current_stream()",
+        ratio,
+        f">= {PY_MIN_SPEEDUP:g}",
+        ratio >= PY_MIN_SPEEDUP,
+        True,
+    )
     use_ns = py["with streamlike.use(s): pass"]
     three = {"streamlike", "torch", "tvm-ffi"} <= set(providers)
-    judge(f"use(s) enter + leave ns ({len(providers)} providers)", use_ns, f"<= {USE_MAX_NS:g}, with tvm-ffi",
-          use_ns <= USE_MAX_NS and three, True)
-    print(f"  control: torch.cuda.current_stream() again / first = {control:.3f} (|control - 1| <= {CONTROL_TOLERANCE})")
+    judge(
+        f"use(s) enter + leave ns ({len(providers)} providers)",
+        use_ns,
+        f"<= {USE_MAX_NS:g}, with tvm-ffi",
+        use_ns <= USE_MAX_NS and three,
+        True,
+    )
+    print(
+        f"  control: torch.cuda.current_stream() again / first = {control:.3f} (|control - 1| <= {CONTROL_TOLERANCE})"
+    )
     for m in missing:
         print(f"  not measured: {m}")
 
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"rows": rows, "targets": verdicts, "providers": providers, "control": control,
-                       "missing": missing, "torch": torch.__version__, "python": platform.python_version()}, f,
-                      indent=2)
+            json.dump(
+                {
+                    "rows": rows,
+                    "targets": verdicts,
+                    "providers": providers,
+                    "control": control,
+                    "missing": missing,
+                    "torch": torch.__version__,
+                    "python": platform.python_version(),
+                },
+                f,
+                indent=2,
+            )
     if not args.check:
         return 0
     if missing or any(v["verdict"] == "MISSED" for v in verdicts):

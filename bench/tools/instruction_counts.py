@@ -35,6 +35,7 @@ cost, not get_stream's (RESULTS.md).
 
 The last line starts with TARGET (for bench/tools/run_all.sh): the verdict in one line.
 """
+
 import argparse
 import collections
 import os
@@ -98,7 +99,7 @@ def is_consumer(fn):
 def order_key(name):
     family, _, label = name.partition("/")
     families = ["diag", "route", "by_value"]
-    labels = [l for _, l in TYPE_LABELS]
+    labels = [label for _, label in TYPE_LABELS]
     rank = families.index(family) if family in families else len(families)
     # diag/ rows first, then each route's route/ and by_value/ rows together.
     return (min(rank, 1), labels.index(label) if label in labels else len(labels), rank, name)
@@ -173,8 +174,12 @@ def static_counts(binary, show):
         edge = branch_target(calls[0])[1]
         # The innermost loop around an edge call: a backward jump that lands at or before the call.
         # (A compiler may peel the first iteration, so the first call can be outside the loop.)
-        loops = [(t[0], i.addr) for i in insns for c in calls
-                 if i.mnemonic.startswith("j") and (t := branch_target(i)) and t[0] <= c.addr < i.addr]
+        loops = [
+            (t[0], i.addr)
+            for i in insns
+            for c in calls
+            if i.mnemonic.startswith("j") and (t := branch_target(i)) and t[0] <= c.addr < i.addr
+        ]
         if loops:
             lo, hi = min(loops, key=lambda r: r[1] - r[0])
             body = [i for i in insns if lo <= i.addr <= hi]
@@ -186,9 +191,16 @@ def static_counts(binary, show):
         consumer = callee(edge_insns, is_consumer)
         consumer_insns = functions.get(consumer, [])
         note = "branches" if has_branches(edge_insns) or has_branches(consumer_insns) else ""
-        rows[name] = dict(loop=loop, edge=len(edge_insns), consumer=len(consumer_insns),
-                          total=loop + len(edge_insns) + len(consumer_insns), edge_fn=edge,
-                          consumer_fn=consumer, note=note, edge_insns=edge_insns)
+        rows[name] = dict(
+            loop=loop,
+            edge=len(edge_insns),
+            consumer=len(consumer_insns),
+            total=loop + len(edge_insns) + len(consumer_insns),
+            edge_fn=edge,
+            consumer_fn=consumer,
+            note=note,
+            edge_insns=edge_insns,
+        )
     if not rows:
         die(f"no benchmark loops of namespace {NS} in {binary}")
 
@@ -199,8 +211,17 @@ def static_counts(binary, show):
     for name in sorted(rows, key=order_key):
         r = rows[name]
         delta = f"{r['total'] - base['total']:+g}" if base else "?"
-        table.append((name, f"{r['loop']:g}", str(r["edge"]), str(r["consumer"]), f"{r['total']:g}", delta,
-                      r["edge_fn"] + (f"  [{r['note']}]" if r["note"] else "")))
+        table.append(
+            (
+                name,
+                f"{r['loop']:g}",
+                str(r["edge"]),
+                str(r["consumer"]),
+                f"{r['total']:g}",
+                delta,
+                r["edge_fn"] + (f"  [{r['note']}]" if r["note"] else ""),
+            )
+        )
     print_table(header, table)
     if show:
         # Group the edges by their code (call targets left out): identical code is shown once.
@@ -221,6 +242,7 @@ def static_counts(binary, show):
 
 
 # ---- callgrind --------------------------------------------------------------------------------
+
 
 def parse_callgrind(path):
     """Self cost per function, and (count, inclusive cost) per caller -> callee, from a callgrind
@@ -262,8 +284,15 @@ def parse_callgrind(path):
 def callgrind_counts(binary, min_time):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
-        cmd = ["valgrind", "--tool=callgrind", "--dump-instr=no", f"--callgrind-out-file={out}", binary,
-               f"--benchmark_min_time={min_time}", "--benchmark_repetitions=1"]
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            "--dump-instr=no",
+            f"--callgrind-out-file={out}",
+            binary,
+            f"--benchmark_min_time={min_time}",
+            "--benchmark_repetitions=1",
+        ]
         print("command:", " ".join(cmd), file=sys.stderr)
         try:
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -287,10 +316,16 @@ def callgrind_counts(binary, min_time):
 
 # ---- common -----------------------------------------------------------------------------------
 
+
 def print_table(header, rows):
     widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
-    fmt = lambda cells: "  ".join(c.ljust(w) if i in (0, len(cells) - 1) else c.rjust(w)
-                                  for i, (c, w) in enumerate(zip(cells, widths)))
+
+    def fmt(cells):
+        return "  ".join(
+            c.ljust(w) if i in (0, len(cells) - 1) else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=False))
+        )
+
     print(fmt(header).rstrip())
     for r in rows:
         print(fmt(r).rstrip())
@@ -313,13 +348,19 @@ def verdict(totals, tolerance, how):
                 bad.append(f"{name} ({total:g}) != {reference} ({ref:g})")
     if bad:
         print("DIFFERENT: " + "; ".join(bad))
-        print(f"TARGET get_stream_routes instructions ({how}): every route/ == {BASELINE}, every by_value/ == "
-              f"{PLAIN}: FAIL")
+        print(
+            f"TARGET get_stream_routes instructions ({how}): every route/ == {BASELINE}, every by_value/ == "
+            f"{PLAIN}: FAIL"
+        )
         return 1
-    print(f"SAME: every route/ executes what {BASELINE} executes (get_stream adds nothing), and every "
-          f"by_value/ what {PLAIN} executes")
-    print(f"TARGET get_stream_routes instructions ({how}): every route/ == {BASELINE} "
-          f"({totals[BASELINE]:g}), every by_value/ == {PLAIN} ({totals[PLAIN]:g}): PASS")
+    print(
+        f"SAME: every route/ executes what {BASELINE} executes (get_stream adds nothing), and every "
+        f"by_value/ what {PLAIN} executes"
+    )
+    print(
+        f"TARGET get_stream_routes instructions ({how}): every route/ == {BASELINE} "
+        f"({totals[BASELINE]:g}), every by_value/ == {PLAIN} ({totals[PLAIN]:g}): PASS"
+    )
     return 0
 
 

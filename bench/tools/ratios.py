@@ -45,6 +45,7 @@ control row was off by more than its tolerance: the run was too noisy to judge),
 failed, 77 the program skipped itself (it exits 77 where it has nothing to measure, e.g. the GPU
 programs on a machine without a CUDA device; its reason is printed).
 """
+
 import argparse
 import json
 import os
@@ -66,47 +67,108 @@ def die(message):
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("binary", nargs="?", help="the benchmark program (e.g. build/bench/get_stream_routes)")
-    p.add_argument("--from-json", default=None, metavar="FILE",
-                   help="analyse a run saved with --json-out instead of running the program")
+    p.add_argument(
+        "--from-json",
+        default=None,
+        metavar="FILE",
+        help="analyse a run saved with --json-out instead of running the program",
+    )
     p.add_argument("--repetitions", type=int, default=20, help="repetitions per benchmark (default 20)")
-    p.add_argument("--min-time", type=float, default=0.1,
-                   help="seconds each repetition runs at least (--benchmark_min_time; default 0.1)")
+    p.add_argument(
+        "--min-time",
+        type=float,
+        default=0.1,
+        help="seconds each repetition runs at least (--benchmark_min_time; default 0.1)",
+    )
     # One baseline for every row.
-    p.add_argument("--baseline", default="route/cudaStream_t",
-                   help="single-baseline mode: the row every ratio is against (its exact name, or a prefix "
-                        "that names one row; default 'route/cudaStream_t': the raw cudaStream_t through "
-                        "the same generic function)")
-    p.add_argument("--target", type=float, default=1.02, help="single-baseline mode: largest ratio allowed (default 1.02)")
-    p.add_argument("--control-tolerance", type=float, default=None, metavar="T",
-                   help="single-baseline mode: a control/ row off 1 by more than T makes the verdict "
-                        "INCONCLUSIVE (default: the target's margin, target - 1)")
-    p.add_argument("--judge", action="append", default=None, metavar="PREFIX",
-                   help="single-baseline mode: rows whose names start with PREFIX are held to the target "
-                        "(repeatable; default: 'route/' and 'control/'); the others are printed as diagnostics")
-    p.add_argument("--also-vs", default="diag/cudaStream_t->plain_function", metavar="NAME",
-                   help="single-baseline mode: print a second ratio against this row, if the run has it "
-                        "(default 'diag/cudaStream_t->plain_function': a plain non-template function taking "
-                        "the handle by value, which shows what an out-of-line S&& signature costs); not judged")
+    p.add_argument(
+        "--baseline",
+        default="route/cudaStream_t",
+        help="single-baseline mode: the row every ratio is against (its exact name, or a prefix "
+        "that names one row; default 'route/cudaStream_t': the raw cudaStream_t through "
+        "the same generic function)",
+    )
+    p.add_argument(
+        "--target", type=float, default=1.02, help="single-baseline mode: largest ratio allowed (default 1.02)"
+    )
+    p.add_argument(
+        "--control-tolerance",
+        type=float,
+        default=None,
+        metavar="T",
+        help="single-baseline mode: a control/ row off 1 by more than T makes the verdict "
+        "INCONCLUSIVE (default: the target's margin, target - 1)",
+    )
+    p.add_argument(
+        "--judge",
+        action="append",
+        default=None,
+        metavar="PREFIX",
+        help="single-baseline mode: rows whose names start with PREFIX are held to the target "
+        "(repeatable; default: 'route/' and 'control/'); the others are printed as diagnostics",
+    )
+    p.add_argument(
+        "--also-vs",
+        default="diag/cudaStream_t->plain_function",
+        metavar="NAME",
+        help="single-baseline mode: print a second ratio against this row, if the run has it "
+        "(default 'diag/cudaStream_t->plain_function': a plain non-template function taking "
+        "the handle by value, which shows what an out-of-line S&& signature costs); not judged",
+    )
     # Per-row baselines.
-    p.add_argument("--compare", action="append", nargs=4, default=[], metavar=("ROW_REGEX", "BASELINE", "OP", "TARGET"),
-                   help="judge every row matching ROW_REGEX against BASELINE (may use \\1 of ROW_REGEX): "
-                        "OP '<=' or '<' on row/baseline, 'faster>=' on baseline/row (repeatable)")
-    p.add_argument("--info", action="append", nargs=2, default=[], metavar=("ROW_REGEX", "BASELINE"),
-                   help="print the ratio of every row matching ROW_REGEX against BASELINE, not judged (repeatable)")
-    p.add_argument("--reference", action="append", nargs=3, default=[], metavar=("ROW_REGEX", "NS", "LABEL"),
-                   help="print rows matching ROW_REGEX beside an outside measurement of NS nanoseconds, not judged")
-    p.add_argument("--versus", action="append", nargs=5, default=[], metavar=("ROW_REGEX", "NS", "LABEL", "OP", "TARGET"),
-                   help="judge every row matching ROW_REGEX against an outside measurement of NS nanoseconds "
-                        "(LABEL names it; e.g. cuda.core's, measured by bench/references.py in the same run_all.sh "
-                        "run): OP and TARGET as for --compare (repeatable)")
-    p.add_argument("--control", action="append", nargs=3, default=[], metavar=("ROW_REGEX", "BASELINE", "TOLERANCE"),
-                   help="a control row: the baseline measured again, whose ratio should be 1. If any control's "
-                        "ratio is off 1 by more than TOLERANCE (e.g. 0.05), the run was too noisy to tell and "
-                        "every verdict of --compare reads INCONCLUSIVE instead of PASS or FAIL (repeatable)")
+    p.add_argument(
+        "--compare",
+        action="append",
+        nargs=4,
+        default=[],
+        metavar=("ROW_REGEX", "BASELINE", "OP", "TARGET"),
+        help="judge every row matching ROW_REGEX against BASELINE (may use \\1 of ROW_REGEX): "
+        "OP '<=' or '<' on row/baseline, 'faster>=' on baseline/row (repeatable)",
+    )
+    p.add_argument(
+        "--info",
+        action="append",
+        nargs=2,
+        default=[],
+        metavar=("ROW_REGEX", "BASELINE"),
+        help="print the ratio of every row matching ROW_REGEX against BASELINE, not judged (repeatable)",
+    )
+    p.add_argument(
+        "--reference",
+        action="append",
+        nargs=3,
+        default=[],
+        metavar=("ROW_REGEX", "NS", "LABEL"),
+        help="print rows matching ROW_REGEX beside an outside measurement of NS nanoseconds, not judged",
+    )
+    p.add_argument(
+        "--versus",
+        action="append",
+        nargs=5,
+        default=[],
+        metavar=("ROW_REGEX", "NS", "LABEL", "OP", "TARGET"),
+        help="judge every row matching ROW_REGEX against an outside measurement of NS nanoseconds "
+        "(LABEL names it; e.g. cuda.core's, measured by bench/references.py in the same run_all.sh "
+        "run): OP and TARGET as for --compare (repeatable)",
+    )
+    p.add_argument(
+        "--control",
+        action="append",
+        nargs=3,
+        default=[],
+        metavar=("ROW_REGEX", "BASELINE", "TOLERANCE"),
+        help="a control row: the baseline measured again, whose ratio should be 1. If any control's "
+        "ratio is off 1 by more than TOLERANCE (e.g. 0.05), the run was too noisy to tell and "
+        "every verdict of --compare reads INCONCLUSIVE instead of PASS or FAIL (repeatable)",
+    )
     p.add_argument("--name", default=None, help="what TARGET lines call the program (default: its file name)")
-    p.add_argument("--metric", choices=["real_time", "cpu_time"], default="cpu_time",
-                   help="which time to compare (default cpu_time: the thread's own time, which leaves out "
-                        "the time other processes on a shared machine take its core; real_time includes it)")
+    p.add_argument(
+        "--metric",
+        choices=["real_time", "cpu_time"],
+        default="cpu_time",
+        help="which time to compare (default cpu_time: the thread's own time, which leaves out "
+        "the time other processes on a shared machine take its core; real_time includes it)",
+    )
     p.add_argument("--filter", default=None, help="passed as --benchmark_filter")
     p.add_argument("--no-interleave", action="store_true", help="run repetitions in order, not interleaved")
     p.add_argument("--markdown", action="store_true", help="print the tables as Markdown (for RESULTS.md)")
@@ -128,7 +190,7 @@ def run(args):
         cmd.append(f"--benchmark_filter={args.filter}")
     print("command:", " ".join(cmd), file=sys.stderr)
     try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
     except OSError as e:
         die(f"cannot run {args.binary}: {e}")
     sys.stderr.write(proc.stderr)
@@ -159,8 +221,13 @@ def print_table(header, lines, markdown):
         for line in lines:
             print("| " + " | ".join(line) + " |")
         return
-    widths = [max(len(header[i]), *(len(l[i]) for l in lines)) for i in range(len(header))]
-    fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+    widths = [max(len(header[i]), *(len(line[i]) for line in lines)) for i in range(len(header))]
+
+    def fmt(cells):
+        return "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False))
+        )
+
     print(fmt(header).rstrip())
     for line in lines:
         print(fmt(line).rstrip())
@@ -197,18 +264,33 @@ def fmt_ns(ns):
 
 def print_context(data, args, samples):
     ctx = data.get("context", {})
-    print(f"date: {ctx.get('date')}  host: {ctx.get('host_name')}  cpus: {ctx.get('num_cpus')} "
-          f"@ {ctx.get('mhz_per_cpu')} MHz  scaling: {ctx.get('cpu_scaling_enabled')}  "
-          f"load: {ctx.get('load_avg')}")
+    print(
+        f"date: {ctx.get('date')}  host: {ctx.get('host_name')}  cpus: {ctx.get('num_cpus')} "
+        f"@ {ctx.get('mhz_per_cpu')} MHz  scaling: {ctx.get('cpu_scaling_enabled')}  "
+        f"load: {ctx.get('load_avg')}"
+    )
     # What the program added with benchmark::AddCustomContext (sizes, device, versions).
-    standard = {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "cpu_scaling_enabled",
-                "caches", "load_avg", "library_build_type", "json_schema_version"}
+    standard = {
+        "date",
+        "host_name",
+        "executable",
+        "num_cpus",
+        "mhz_per_cpu",
+        "cpu_scaling_enabled",
+        "caches",
+        "load_avg",
+        "library_build_type",
+        "json_schema_version",
+    }
     for key, value in ctx.items():
         if key not in standard:
             print(f"{key}: {value}")
     reps = max(len(t) for t in samples.values())
-    how = "from " + args.from_json if args.from_json else (
-        f"min_time {args.min_time} s, {'in order' if args.no_interleave else 'interleaved'}")
+    how = (
+        "from " + args.from_json
+        if args.from_json
+        else (f"min_time {args.min_time} s, {'in order' if args.no_interleave else 'interleaved'}")
+    )
     print(f"metric: median {args.metric} of {reps} repetitions ({how})")
 
 
@@ -222,13 +304,20 @@ def single_baseline(args, samples, name):
     base = statistics.median(samples[base_name])
     also = statistics.median(samples[args.also_vs]) if args.also_vs in samples else None
     judged = tuple(args.judge or ["route/"])
-    is_judged = lambda n: n != base_name and n.startswith(judged)
+
+    def is_judged(n):
+        return n != base_name and n.startswith(judged)
+
     # control/ rows: the baseline again. Their ratio should be 1; one off by more than the
     # target's margin means the run cannot tell a route's cost from noise.
-    is_control = lambda n: n != base_name and n.startswith("control/")
+    def is_control(n):
+        return n != base_name and n.startswith("control/")
+
     margin = args.target - 1 if args.control_tolerance is None else args.control_tolerance
-    print(f"baseline: {base_name}; judged: rows starting with {', '.join(judged)}; target: ratio <= {args.target}; "
-          f"control/ rows gate: |ratio - 1| <= {margin:.3g}")
+    print(
+        f"baseline: {base_name}; judged: rows starting with {', '.join(judged)}; target: ratio <= {args.target}; "
+        f"control/ rows gate: |ratio - 1| <= {margin:.3g}"
+    )
 
     header = ["benchmark", "reps", "median ns", "min ns", "+/- (IQR/2)", f"ratio vs {base_name}"]
     if also is not None:
@@ -260,14 +349,24 @@ def single_baseline(args, samples, name):
     worst = max(ratios, key=ratios.get)
     off = {n: r for n, r in controls.items() if abs(r - 1) > margin}
     verdict = "INCONCLUSIVE" if off else ("FAIL" if failed else "PASS")
-    detail = ("over: " + ", ".join(f"{n} ({r:.3f})" for n, r in failed.items())) if failed else \
-        f"largest {ratios[worst]:.3f} ({worst})"
+    detail = (
+        ("over: " + ", ".join(f"{n} ({r:.3f})" for n, r in failed.items()))
+        if failed
+        else f"largest {ratios[worst]:.3f} ({worst})"
+    )
     if off:
-        detail = ("control off by more than " + f"{margin:.3g}: " + ", ".join(f"{n} ({r:.3f})" for n, r in off.items())
-                  + "; " + detail)
+        detail = (
+            "control off by more than "
+            + f"{margin:.3g}: "
+            + ", ".join(f"{n} ({r:.3f})" for n, r in off.items())
+            + "; "
+            + detail
+        )
     elif controls:
         detail += "; controls " + ", ".join(f"{r:.3f}" for r in controls.values())
-    print(f"TARGET {name}: every {' and '.join(judged)} row vs {base_name}: ratio <= {args.target}: {verdict} ({detail})")
+    print(
+        f"TARGET {name}: every {' and '.join(judged)} row vs {base_name}: ratio <= {args.target}: {verdict} ({detail})"
+    )
     return INCONCLUSIVE if off else (1 if failed else 0)
 
 
@@ -295,8 +394,10 @@ def rules_mode(args, samples, errors, name):
 
     # The table of every row, then the verdicts.
     header = ["benchmark", "reps", "median ns", "min ns", "+/- (IQR/2)"]
-    lines = [[n, str(len(t)), fmt_ns(medians[n][0]), fmt_ns(medians[n][1]), f"{medians[n][2] * 100:.1f}%"]
-             for n, t in samples.items()]
+    lines = [
+        [n, str(len(t)), fmt_ns(medians[n][0]), fmt_ns(medians[n][1]), f"{medians[n][2] * 100:.1f}%"]
+        for n, t in samples.items()
+    ]
     for n, message in errors.items():
         lines.append([n, "0", "-", "-", f"error: {message}"])
     print_table(header, lines, args.markdown)
@@ -316,8 +417,16 @@ def rules_mode(args, samples, errors, name):
                 continue
             ratio = medians[row][0] / medians[base][0]
             good = abs(ratio - 1) <= float(tolerance)
-            control_rows.append([row, base, f"{ratio:.3f}", f"{1 / ratio:.1f}x", f"|ratio - 1| <= {float(tolerance):g}",
-                                 "control ok" if good else "CONTROL OFF"])
+            control_rows.append(
+                [
+                    row,
+                    base,
+                    f"{ratio:.3f}",
+                    f"{1 / ratio:.1f}x",
+                    f"|ratio - 1| <= {float(tolerance):g}",
+                    "control ok" if good else "CONTROL OFF",
+                ]
+            )
             if not good:
                 off.append(f"{row} {ratio:.3f}")
     gate = f"INCONCLUSIVE (control off: {'; '.join(off)})" if off else None
@@ -331,13 +440,18 @@ def rules_mode(args, samples, errors, name):
         check, wording = OPS[op]
         found = pairs(regex, baseline)
         if not found:
-            verdicts.append(f"TARGET {name}: {regex} vs {baseline}: {wording.format(t=target)}: FAIL (no such row in the run"
-                            + (f"; errors: {errors}" if errors else "") + ")")
+            verdicts.append(
+                f"TARGET {name}: {regex} vs {baseline}: {wording.format(t=target)}: FAIL (no such row in the run"
+                + (f"; errors: {errors}" if errors else "")
+                + ")"
+            )
             status = 1
             continue
         for row, base in found:
             if base not in medians:
-                verdicts.append(f"TARGET {name}: {row} vs {base}: {wording.format(t=target)}: FAIL (baseline missing from the run)")
+                verdicts.append(
+                    f"TARGET {name}: {row} vs {base}: {wording.format(t=target)}: FAIL (baseline missing from the run)"
+                )
                 status = 1
                 continue
             ratio = medians[row][0] / medians[base][0]
@@ -345,11 +459,15 @@ def rules_mode(args, samples, errors, name):
             verdict = gate or ("PASS" if ok else "FAIL")
             if not gate:
                 status |= 0 if ok else 1
-            rows.append([row, base, f"{ratio:.3f}", f"{1 / ratio:.1f}x", wording.format(t=target), verdict.split(" ")[0]])
+            rows.append(
+                [row, base, f"{ratio:.3f}", f"{1 / ratio:.1f}x", wording.format(t=target), verdict.split(" ")[0]]
+            )
             pace = f"{1 / ratio:.2f}x faster" if ratio <= 1 else f"{ratio:.2f}x slower"
-            verdicts.append(f"TARGET {name}: {row} vs {base}: ratio {ratio:.4f} = {pace} "
-                            f"({fmt_ns(medians[row][0])} vs {fmt_ns(medians[base][0])} ns; target "
-                            f"{wording.format(t=target)}): {verdict}")
+            verdicts.append(
+                f"TARGET {name}: {row} vs {base}: ratio {ratio:.4f} = {pace} "
+                f"({fmt_ns(medians[row][0])} vs {fmt_ns(medians[base][0])} ns; target "
+                f"{wording.format(t=target)}): {verdict}"
+            )
     for regex, ns, label, op, target in args.versus:
         if op not in OPS:
             die(f"--versus: unknown OP {op!r}; expected one of {', '.join(OPS)}")
@@ -357,7 +475,9 @@ def rules_mode(args, samples, errors, name):
         check, wording = OPS[op]
         found = pairs(regex, "")
         if not found:
-            verdicts.append(f"TARGET {name}: {regex} vs {label}: {wording.format(t=target)}: FAIL (no such row in the run)")
+            verdicts.append(
+                f"TARGET {name}: {regex} vs {label}: {wording.format(t=target)}: FAIL (no such row in the run)"
+            )
             status = 1
             continue
         for row, _ in found:
@@ -366,12 +486,22 @@ def rules_mode(args, samples, errors, name):
             verdict = gate or ("PASS" if ok else "FAIL")
             if not gate:
                 status |= 0 if ok else 1
-            rows.append([row, f"{label} ({float(ns):g} ns)", f"{ratio:.3f}", f"{1 / ratio:.1f}x", wording.format(t=target),
-                         verdict.split(" ")[0]])
+            rows.append(
+                [
+                    row,
+                    f"{label} ({float(ns):g} ns)",
+                    f"{ratio:.3f}",
+                    f"{1 / ratio:.1f}x",
+                    wording.format(t=target),
+                    verdict.split(" ")[0],
+                ]
+            )
             pace = f"{1 / ratio:.2f}x faster" if ratio <= 1 else f"{ratio:.2f}x slower"
-            verdicts.append(f"TARGET {name}: {row} vs {label}: ratio {ratio:.4f} = {pace} "
-                            f"({fmt_ns(medians[row][0])} vs {float(ns):g} ns, measured outside this program; target "
-                            f"{wording.format(t=target)}): {verdict}")
+            verdicts.append(
+                f"TARGET {name}: {row} vs {label}: ratio {ratio:.4f} = {pace} "
+                f"({fmt_ns(medians[row][0])} vs {float(ns):g} ns, measured outside this program; target "
+                f"{wording.format(t=target)}): {verdict}"
+            )
     for regex, baseline in args.info:
         for row, base in pairs(regex, baseline):
             if base in medians:
@@ -380,10 +510,20 @@ def rules_mode(args, samples, errors, name):
     for regex, ns, label in args.reference:
         for row, _ in pairs(regex, ""):
             ratio = medians[row][0] / float(ns)
-            rows.append([row, f"{label} ({float(ns):g} ns, measured elsewhere)", f"{ratio:.3f}", f"{1 / ratio:.1f}x",
-                         "-", "(reference)"])
-            infos.append(f"REFERENCE {name}: {row}: {fmt_ns(medians[row][0])} ns; {label}: {float(ns):g} ns "
-                         f"(ours/theirs {ratio:.3f}); not judged, measured elsewhere")
+            rows.append(
+                [
+                    row,
+                    f"{label} ({float(ns):g} ns, measured elsewhere)",
+                    f"{ratio:.3f}",
+                    f"{1 / ratio:.1f}x",
+                    "-",
+                    "(reference)",
+                ]
+            )
+            infos.append(
+                f"REFERENCE {name}: {row}: {fmt_ns(medians[row][0])} ns; {label}: {float(ns):g} ns "
+                f"(ours/theirs {ratio:.3f}); not judged, measured elsewhere"
+            )
     if rows:
         print_table(header, rows, args.markdown)
         print()

@@ -4,12 +4,26 @@ from typing import Literal, NoReturn, Protocol, final
 
 from ._use import (
     CURRENT as CURRENT,
+)
+from ._use import (
     CurrentStream as CurrentStream,
+)
+from ._use import (
     current_stream as current_stream,
+)
+from ._use import (
     current_stream_check_enabled as current_stream_check_enabled,
+)
+from ._use import (
     current_stream_conflicts as current_stream_conflicts,
+)
+from ._use import (
     current_stream_providers as current_stream_providers,
+)
+from ._use import (
     set_current_stream_check as set_current_stream_check,
+)
+from ._use import (
     use as use,
 )
 

@@ -13,6 +13,7 @@ Environment:
   STREAMLIKE_BRIDGE_MODULES_DIR  where the python suite's test modules are (test/python), for the
                            tests that hand streams between them and the package
 """
+
 import glob
 import importlib.util
 import os
@@ -67,14 +68,31 @@ def _install(tmp):
     log = os.path.join(tmp, "pip-install.log")
     with open(log, "w") as out:
         result = subprocess.run(
-            [python, "-m", "pip", "install", "--no-index", "--find-links", WHEELHOUSE, "--disable-pip-version-check",
-             "--no-cache-dir", SOURCE],
-            stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PIP_CONFIG_FILE": os.devnull})
+            [
+                python,
+                "-m",
+                "pip",
+                "install",
+                "--no-index",
+                "--find-links",
+                WHEELHOUSE,
+                "--disable-pip-version-check",
+                "--no-cache-dir",
+                SOURCE,
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PIP_CONFIG_FILE": os.devnull},
+        )
     if result.returncode != 0:
         with open(log) as f:
             pytest.fail(f"pip install . failed (exit {result.returncode}); its output ends:\n" + f.read()[-6000:])
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     return Installed(site, python)
 
 
@@ -115,16 +133,46 @@ def cython_holder(installed, streamlike, tmp_path_factory):
         pytest.fail("the installed package lacks streamlike/owned_stream.pxd")
     if subprocess.run([sys.executable, "-c", "import Cython"]).returncode != 0:
         # CI (which sets CI) installs it: there a missing Cython is a failure, not a skip.
-        (pytest.fail if os.environ.get("CI", "") not in ("", "0", "false") else pytest.skip)("Cython is not installed (scripts/setup installs it)")
+        (pytest.fail if os.environ.get("CI", "") not in ("", "0", "false") else pytest.skip)(
+            "Cython is not installed (scripts/setup installs it)"
+        )
     tmp = str(tmp_path_factory.mktemp("cython"))
     source = os.path.join(tmp, "owned_holder.c")
-    cythonized = subprocess.run([sys.executable, "-m", "cython", "-3", "-I", installed.site, "-o", source,
-                                 os.path.join(HERE, "owned_holder.pyx")], capture_output=True, text=True)
+    cythonized = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cython",
+            "-3",
+            "-I",
+            installed.site,
+            "-o",
+            source,
+            os.path.join(HERE, "owned_holder.pyx"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert cythonized.returncode == 0, cythonized.stderr
     cc = (sysconfig.get_config_var("CC") or "cc").split()
     module = os.path.join(tmp, "owned_holder" + sysconfig.get_config_var("EXT_SUFFIX"))
-    built = subprocess.run(cc + ["-shared", "-fPIC", "-O1", "-I", sysconfig.get_paths()["include"], "-I",
-                                 streamlike.get_include(), source, "-o", module], capture_output=True, text=True)
+    built = subprocess.run(
+        cc
+        + [
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-I",
+            sysconfig.get_paths()["include"],
+            "-I",
+            streamlike.get_include(),
+            source,
+            "-o",
+            module,
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert built.returncode == 0, built.stderr
     spec = importlib.util.spec_from_file_location("owned_holder", module)
     holder_module = importlib.util.module_from_spec(spec)

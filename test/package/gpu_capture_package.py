@@ -8,6 +8,7 @@ the capture is still active, and the graph replays with the right values.
 
 Skipped as a whole without a GPU; each framework's tests skip without it.
 """
+
 import ctypes
 import gc
 import pickle
@@ -191,8 +192,11 @@ def test_package_calls_inside_cupy_capture(sl, torch, mode):
     cupy = pytest.importorskip("cupy")
     exec_before, _ = earlier_graph(sl, torch)
     side = sl.Stream.create()
-    modes = {"global": "streamCaptureModeGlobal", "thread_local": "streamCaptureModeThreadLocal",
-             "relaxed": "streamCaptureModeRelaxed"}
+    modes = {
+        "global": "streamCaptureModeGlobal",
+        "thread_local": "streamCaptureModeThreadLocal",
+        "relaxed": "streamCaptureModeRelaxed",
+    }
     cupy_mode = getattr(cupy.cuda.runtime, modes[mode], None)
     if cupy_mode is None:
         pytest.skip(f"this CuPy has no cupy.cuda.runtime.{modes[mode]}")

@@ -3,6 +3,7 @@ tvm-ffi's current streams and restores each (also after an exception, and only o
 current_stream() under torch.cuda.graph is the capturing stream, a CuPy-based op called under
 streamlike.use runs on the stream torch code meant (the shape of sglang#36572), and a bound C++
 function defaults to the current stream. Each test skips without a GPU or its framework."""
+
 import ctypes
 import importlib
 import importlib.util

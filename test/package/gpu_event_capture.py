@@ -18,6 +18,7 @@ What it checks (docs/cuda-graphs.md, "Events under capture"):
 
 Each test skips without a GPU or without its framework. The package is installed by conftest.py.
 """
+
 import ctypes
 import threading
 
@@ -159,8 +160,11 @@ def test_torch_wait_on_event_before_capture_refused_fork_join_work(sl, torch, mo
 
 
 def cupy_mode(cupy, mode):
-    names = {"global": "streamCaptureModeGlobal", "thread_local": "streamCaptureModeThreadLocal",
-             "relaxed": "streamCaptureModeRelaxed"}
+    names = {
+        "global": "streamCaptureModeGlobal",
+        "thread_local": "streamCaptureModeThreadLocal",
+        "relaxed": "streamCaptureModeRelaxed",
+    }
     return getattr(cupy.cuda.runtime, names[mode])
 
 
@@ -389,7 +393,8 @@ def test_streamlike_capture_refuses_waits_on_outside_events_and_waits_externally
 @pytest.mark.parametrize("how", ["Stream.wait_external", "StreamView.wait_external", "wait_external"])
 @pytest.mark.parametrize("mode", MODES)
 def test_an_external_wait_in_streamlike_capture_waits_at_each_launch_for_the_latest_record(
-        sl, cupy, kernels, mode, how):
+    sl, cupy, kernels, mode, how
+):
     stream, producer = sl.Stream.create(), sl.Stream.create()
     kernels.prepare(stream, producer)
     value = cupy.zeros(1, dtype=cupy.int32)
@@ -456,10 +461,15 @@ def test_an_event_recorded_before_a_streamlike_capture_refuses_host_waits_inside
         with sl.capture(stream, mode=mode) as graph:
             kernels.add(stream, a, 1)
             capture_id = active(stream)
-            for name, call in (("sync", before.sync), ("is_done", before.is_done), ("sync", made.sync),
-                               ("is_done", made.is_done)):
-                with pytest.raises(RuntimeError, match=rf"event::{name}: this thread began a CUDA graph capture") \
-                        as info:
+            for name, call in (
+                ("sync", before.sync),
+                ("is_done", before.is_done),
+                ("sync", made.sync),
+                ("is_done", made.is_done),
+            ):
+                with pytest.raises(
+                    RuntimeError, match=rf"event::{name}: this thread began a CUDA graph capture"
+                ) as info:
                     call()
                 assert "would invalidate the capture" in str(info.value), str(info.value)
                 assert active(stream) == capture_id, name
@@ -469,7 +479,8 @@ def test_an_event_recorded_before_a_streamlike_capture_refuses_host_waits_inside
             if mode == "global":
                 assert isinstance(elsewhere.get("error"), RuntimeError), elsewhere
                 assert "event::is_done: another thread began a CUDA graph capture in global mode" in str(
-                    elsewhere["error"])
+                    elsewhere["error"]
+                )
             else:
                 assert elsewhere == {"value": False}
             assert active(stream) == capture_id

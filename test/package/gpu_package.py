@@ -1,6 +1,7 @@
 """The streamlike package with a GPU: streams of torch, CuPy, cuda.core and numba-cuda read by
 StreamView and Stream, a Stream consumed by each of them, and a Stream kept alive by C++ after
 Python dropped it. Each test skips without a GPU or without its framework."""
+
 import ctypes
 import gc
 
@@ -186,7 +187,7 @@ def test_facts_are_capture_safe(sl):
         during = (before.device, before.id, before.priority, before.flags)
         device, priority = fresh.device, fresh.priority  # read without invalidating the capture
         with pytest.raises(RuntimeError, match="capturing a CUDA graph") as refused:
-            fresh.id  # only cudaStreamGetId knows it, and it would invalidate the capture
+            _ = fresh.id  # only cudaStreamGetId knows it, and it would invalidate the capture
         x += 1
     assert capturing and not fresh.is_capturing
     assert during == kept and device == kept[0] and priority == kept[2]

@@ -2,6 +2,7 @@
 dropping streams and owning capsules for several seconds. The package's caches (a view's facts)
 are made without relying on the GIL, as its free-threaded build declares; afterwards every
 shared count is back where it started. Skipped without a GPU."""
+
 import ctypes
 import gc
 import sys

@@ -1,6 +1,7 @@
 """streamlike.current_stream, streamlike.use and streamlike.CURRENT without a GPU: fake protocol
 objects, an explicit device (the current device cannot be read without a driver), no framework
 loaded (streamlike's own provider alone)."""
+
 import pickle
 import threading
 
@@ -18,8 +19,10 @@ class FakeStream:
 @pytest.fixture
 def sl(streamlike):
     if not hasattr(streamlike, "use"):
-        pytest.fail("the package lacks streamlike.use: python/streamlike/_current_stream.cpp is not built into "
-                    "_streamlike (add_current_stream(m)) or _use.py is not imported by __init__.py")
+        pytest.fail(
+            "the package lacks streamlike.use: python/streamlike/_current_stream.cpp is not built into "
+            "_streamlike (add_current_stream(m)) or _use.py is not imported by __init__.py"
+        )
     return streamlike
 
 

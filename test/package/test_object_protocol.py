@@ -1,6 +1,7 @@
 """The package's objects as Python objects, without a GPU: repr, weak references, garbage
 collection of cycles through the exporter, pickling refused, forged owning capsules, and the
 errors of the capture, retain and event functions where no device is present."""
+
 import copy
 import ctypes
 import gc
@@ -135,10 +136,19 @@ DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 class OwnedStream(ctypes.Structure):
     """streamlike_owned_stream (include/streamlike/c/owned_stream.h), version 1.0."""
 
-    _fields_ = [("major_version", ctypes.c_uint32), ("minor_version", ctypes.c_uint32),
-                ("manager_ctx", ctypes.c_void_p), ("deleter", DELETER), ("handle", ctypes.c_void_p),
-                ("flags", ctypes.c_uint64), ("device", ctypes.c_int32), ("priority", ctypes.c_int32),
-                ("stream_id", ctypes.c_uint64), ("context_id", ctypes.c_uint64), ("reserved", ctypes.c_uint64 * 8)]
+    _fields_ = [
+        ("major_version", ctypes.c_uint32),
+        ("minor_version", ctypes.c_uint32),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", DELETER),
+        ("handle", ctypes.c_void_p),
+        ("flags", ctypes.c_uint64),
+        ("device", ctypes.c_int32),
+        ("priority", ctypes.c_int32),
+        ("stream_id", ctypes.c_uint64),
+        ("context_id", ctypes.c_uint64),
+        ("reserved", ctypes.c_uint64 * 8),
+    ]
 
 
 CAPSULE_NAME = b"cuda_stream_owned"
@@ -176,15 +186,25 @@ def test_a_well_formed_forged_capsule_is_taken_and_released_once(streamlike):
     assert len(released) == 1
 
 
-@pytest.mark.parametrize("fields,words,releases", [
-    (dict(deleter=False), ["null deleter"], 0),
-    (dict(major=2), ["unknown major version 2.0"], 0),
-    (dict(handle=0), ["handle is null"], 1),
-    (dict(handle=0x1, flags=0), ["contradict"], 1),
-    (dict(handle=0x1234, flags=1), ["contradict"], 1),
-    (dict(handle=0x2, flags=1), ["contradict"], 1),
-], ids=["null-deleter", "major-version", "null-handle", "legacy-without-flag", "flag-without-legacy",
-        "wrong-default-flag"])
+@pytest.mark.parametrize(
+    "fields,words,releases",
+    [
+        (dict(deleter=False), ["null deleter"], 0),
+        (dict(major=2), ["unknown major version 2.0"], 0),
+        (dict(handle=0), ["handle is null"], 1),
+        (dict(handle=0x1, flags=0), ["contradict"], 1),
+        (dict(handle=0x1234, flags=1), ["contradict"], 1),
+        (dict(handle=0x2, flags=1), ["contradict"], 1),
+    ],
+    ids=[
+        "null-deleter",
+        "major-version",
+        "null-handle",
+        "legacy-without-flag",
+        "flag-without-legacy",
+        "wrong-default-flag",
+    ],
+)
 @pytest.mark.parametrize("make", ["Stream", "StreamView"])
 def test_every_checkable_field_of_a_forged_capsule_is_checked(streamlike, make, fields, words, releases):
     offer, released = forged(**fields)
@@ -221,7 +241,7 @@ def test_capture_retain_and_capture_info_without_a_gpu_name_the_cuda_error(strea
         streamlike.retain_until_done(view, held)
     assert sys.getrefcount(held) == count  # released when refused
     with pytest.raises(RuntimeError, match=r"cudaError\w+"):
-        view.capture_info
+        _ = view.capture_info
     with pytest.raises(RuntimeError, match=r"cudaError\w+"):
         with streamlike.capture(view):
             pass

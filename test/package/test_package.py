@@ -1,4 +1,5 @@
 """The streamlike package without a GPU: install, import, the API, every bad input, the stubs."""
+
 import gc
 import os
 import shutil
@@ -42,8 +43,12 @@ def test_pip_install_puts_the_package_with_stubs_in_site_packages(installed):
 def test_the_installed_package_imports_in_its_own_interpreter(installed):
     if installed.python is None:
         pytest.skip("using a package installed with --target (no interpreter of its own)")
-    out = subprocess.run([installed.python, "-c", "import streamlike; print(streamlike.__file__)"],
-                         capture_output=True, text=True, cwd="/")
+    out = subprocess.run(
+        [installed.python, "-c", "import streamlike; print(streamlike.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().startswith(installed.site)
 
@@ -241,7 +246,8 @@ def test_bad_owning_offers_name_what_was_wrong(streamlike):
     with pytest.raises(TypeError, match="__cuda_stream__"):
         streamlike.Stream(Declines())  # no owning reference and no protocol
     assert streamlike.Stream(type("Fallback", (Declines,), {"__cuda_stream__": lambda self: (0, 0x94)})()).source == (
-        "protocol")
+        "protocol"
+    )
 
 
 def test_a_cython_module_from_the_installed_pxd_exchanges_owning_streams(streamlike, cython_holder):
@@ -310,8 +316,9 @@ BAD_STREAMS = [
 ]
 
 
-@pytest.mark.parametrize("make", ["StreamView", "Stream", "wait-consumer", "wait-producer", "method-wait",
-                                  "wait_external-consumer"])
+@pytest.mark.parametrize(
+    "make", ["StreamView", "Stream", "wait-consumer", "wait-producer", "method-wait", "wait_external-consumer"]
+)
 @pytest.mark.parametrize("arg,exc,words", BAD_STREAMS, ids=[repr(b[0])[:30] for b in BAD_STREAMS])
 def test_bad_stream_arguments_name_what_was_given_and_what_was_expected(streamlike, make, arg, exc, words):
     good = streamlike.StreamView(Exporter(0x10))
@@ -344,7 +351,12 @@ BAD_CALLS = [
     ("create(device='0')", lambda s: s.Stream.create(device="0"), TypeError, ["device must be None", "'str'"]),
     ("create(device=True)", lambda s: s.Stream.create(device=True), TypeError, ["device", "'bool'"]),
     ("create(device=-1)", lambda s: s.Stream.create(device=-1), ValueError, ["device ordinal >= 0", "-1"]),
-    ("create(priority=1.5)", lambda s: s.Stream.create(priority=1.5), TypeError, ["priority must be an int", "'float'"]),
+    (
+        "create(priority=1.5)",
+        lambda s: s.Stream.create(priority=1.5),
+        TypeError,
+        ["priority must be an int", "'float'"],
+    ),
     ("create(priority=2**40)", lambda s: s.Stream.create(priority=2**40), ValueError, ["priority", "out of range"]),
     ("create(non_blocking=1)", lambda s: s.Stream.create(non_blocking=1), TypeError, ["non_blocking must be a bool"]),
     ("create(colour=1)", lambda s: s.Stream.create(colour=1), TypeError, ["colour"]),
@@ -366,19 +378,43 @@ BAD_CALLS = [
     ("from_cai_stream(-3)", lambda s: s.from_cai_stream(-3), ValueError, ["invalid stream value -3"]),
     ("from_cai_stream(True)", lambda s: s.from_cai_stream(True), TypeError, ["'bool'"]),
     ("Event()", lambda s: s.Event(), TypeError, []),
-    ("wait_external(a)", lambda s: s.wait_external(Exporter()), TypeError,
-     ["wait_external() takes exactly 2 arguments", "event: an Event", "got 1"]),
-    ("wait_external(a, stream)", lambda s: s.wait_external(Exporter(), s.StreamView(Exporter())), TypeError,
-     ["wait_external: expected a streamlike.Event", "'streamlike.StreamView'"]),
-    ("wait_external(a, None)", lambda s: s.wait_external(s.Stream(Exporter()), None), TypeError,
-     ["wait_external: expected a streamlike.Event", "'NoneType'"]),
-    ("StreamView.wait_external(stream)", lambda s: s.StreamView(Exporter()).wait_external(Exporter()), TypeError,
-     ["wait_external: expected a streamlike.Event", "'Exporter'"]),
-    ("Stream.wait_external(5)", lambda s: s.Stream(Exporter()).wait_external(5), TypeError,
-     ["wait_external: expected a streamlike.Event", "'int'"]),
+    (
+        "wait_external(a)",
+        lambda s: s.wait_external(Exporter()),
+        TypeError,
+        ["wait_external() takes exactly 2 arguments", "event: an Event", "got 1"],
+    ),
+    (
+        "wait_external(a, stream)",
+        lambda s: s.wait_external(Exporter(), s.StreamView(Exporter())),
+        TypeError,
+        ["wait_external: expected a streamlike.Event", "'streamlike.StreamView'"],
+    ),
+    (
+        "wait_external(a, None)",
+        lambda s: s.wait_external(s.Stream(Exporter()), None),
+        TypeError,
+        ["wait_external: expected a streamlike.Event", "'NoneType'"],
+    ),
+    (
+        "StreamView.wait_external(stream)",
+        lambda s: s.StreamView(Exporter()).wait_external(Exporter()),
+        TypeError,
+        ["wait_external: expected a streamlike.Event", "'Exporter'"],
+    ),
+    (
+        "Stream.wait_external(5)",
+        lambda s: s.Stream(Exporter()).wait_external(5),
+        TypeError,
+        ["wait_external: expected a streamlike.Event", "'int'"],
+    ),
     ("StreamView.wait_external()", lambda s: s.StreamView(Exporter()).wait_external(), TypeError, ["wait_external"]),
-    ("wait(a, b, c)", lambda s: s.wait(Exporter(), Exporter(), Exporter()), TypeError,
-     ["exactly 2 arguments", "a stream object or an Event", "got 3"]),
+    (
+        "wait(a, b, c)",
+        lambda s: s.wait(Exporter(), Exporter(), Exporter()),
+        TypeError,
+        ["exactly 2 arguments", "a stream object or an Event", "got 3"],
+    ),
 ]
 
 
@@ -390,15 +426,18 @@ def test_bad_calls_name_what_was_given_and_what_was_expected(streamlike, name, c
         assert word in str(info.value), (word, str(info.value))
 
 
-@pytest.mark.parametrize("call", [
-    lambda s, event: s.StreamView(Exporter()).wait(event),
-    lambda s, event: s.Stream(Exporter()).wait(event),
-    lambda s, event: s.wait(Exporter(), event),
-    lambda s, event: s.StreamView(Exporter()).wait_external(event),
-    lambda s, event: s.Stream(Exporter()).wait_external(event),
-    lambda s, event: s.wait_external(Exporter(), event),
-], ids=["StreamView.wait", "Stream.wait", "wait", "StreamView.wait_external", "Stream.wait_external",
-        "wait_external"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s, event: s.StreamView(Exporter()).wait(event),
+        lambda s, event: s.Stream(Exporter()).wait(event),
+        lambda s, event: s.wait(Exporter(), event),
+        lambda s, event: s.StreamView(Exporter()).wait_external(event),
+        lambda s, event: s.Stream(Exporter()).wait_external(event),
+        lambda s, event: s.wait_external(Exporter(), event),
+    ],
+    ids=["StreamView.wait", "Stream.wait", "wait", "StreamView.wait_external", "Stream.wait_external", "wait_external"],
+)
 def test_an_event_that_was_never_initialized_is_refused_by_every_wait(streamlike, call):
     # Event.__new__ makes an instance no create() filled in: refused before the library sees it.
     event = streamlike.Event.__new__(streamlike.Event)
@@ -462,9 +501,11 @@ def test_an_owning_reference_crosses_into_a_module_without_the_python_object(str
 
 def test_a_module_keeps_its_own_type_when_told_to(installed, bridge_modules):
     where = os.environ["STREAMLIKE_BRIDGE_MODULES_DIR"]
-    code = ("import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
-            "import streamlike, streamlike_nb_test as nb\n"
-            "print(type(nb.legacy_default_stream()) is streamlike.Stream)")
+    code = (
+        "import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
+        "import streamlike, streamlike_nb_test as nb\n"
+        "print(type(nb.legacy_default_stream()) is streamlike.Stream)"
+    )
     env = {**os.environ, "STREAMLIKE_PYTHON_LOCAL_TYPE": "1"}
     out = subprocess.run([sys.executable, "-c", code, installed.site, where], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
@@ -477,11 +518,27 @@ def test_a_module_keeps_its_own_type_when_told_to(installed, bridge_modules):
 def run_mypy(installed, program):
     if shutil.which("mypy") is None and subprocess.run([sys.executable, "-c", "import mypy"]).returncode != 0:
         # CI (which sets CI) installs it: there a missing mypy is a failure, not a skip.
-        (pytest.fail if os.environ.get("CI", "") not in ("", "0", "false") else pytest.skip)("mypy is not installed (scripts/setup installs it)")
+        (pytest.fail if os.environ.get("CI", "") not in ("", "0", "false") else pytest.skip)(
+            "mypy is not installed (scripts/setup installs it)"
+        )
     env = {**os.environ, "MYPYPATH": installed.site}
-    return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
-                           "--python-version", f"{sys.version_info.major}.{sys.version_info.minor}", program],
-                          capture_output=True, text=True, env=env)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--cache-dir",
+            os.devnull,
+            "--python-version",
+            f"{sys.version_info.major}.{sys.version_info.minor}",
+            program,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
 
 
 def test_a_typed_program_passes_mypy_strict_against_the_stubs(installed, streamlike):

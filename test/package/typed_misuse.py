@@ -1,4 +1,5 @@
 """Misuse of streamlike's API that mypy --strict must report through the stubs (one per marked line)."""
+
 import streamlike
 from streamlike import Stream, StreamView
 

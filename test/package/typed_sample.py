@@ -1,4 +1,5 @@
 """A program using streamlike's API as a library would; test_package checks it with mypy --strict."""
+
 import streamlike
 from streamlike import Event, Stream, StreamPool, StreamView
 
@@ -11,7 +12,13 @@ class MyStream:
 def launch(stream: streamlike.CudaStreamLike) -> int:
     view = StreamView(stream)
     facts: tuple[int, int, int, int, bool, bool] = (
-        view.device, view.id, view.priority, view.flags, view.is_default, view.is_capturing)
+        view.device,
+        view.id,
+        view.priority,
+        view.flags,
+        view.is_default,
+        view.is_capturing,
+    )
     source: str = view.source
     exporter: object = view.exporter
     print(facts, source, exporter)

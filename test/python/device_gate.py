@@ -16,6 +16,7 @@ loads them lazily, and a first launch may wait for the running gate): warm them 
 Pinned host memory is addressable from the device under unified addressing (every 64-bit CUDA
 process), so the kernel reads the host's flag directly.
 """
+
 import time
 
 _SOURCE = r"""

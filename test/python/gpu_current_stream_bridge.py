@@ -3,12 +3,12 @@ current stream read and set through its stable C shim), tvm-ffi (TVMFFIEnvGetStr
 graph capture, and the check that reports a stream other than the current one. Without the
 streamlike package (test/package/gpu_current_stream.py has the Python face). Both bindings; each
 test skips without a GPU or its framework."""
+
 import importlib
 import os
 
-import pytest
-
 import conftest  # noqa: F401  (puts the build folder on sys.path when run by hand)
+import pytest
 
 NAMES = {"streamlike_current_nb_test": "nanobind", "streamlike_current_pb_test": "pybind11"}
 N = 1 << 22  # bytes written by the memsets: enough to take a while

@@ -10,6 +10,7 @@ core can be tested the same way (docs/cuda-graphs.md, "Tested where").
     STREAMLIKE_FAKE_CUDA_LIBRARY=build/test/gpu/fake_driver/libstreamlike_fake_cuda.so \\
     PYTHONPATH=build/test/python python3 -m pytest test/python/test_capture_fake_cuda.py
 """
+
 import ctypes
 import os
 
@@ -20,8 +21,10 @@ MODES = {"global": 0, "thread-local": 1, "relaxed": 2}
 
 _path = os.environ.get("STREAMLIKE_FAKE_CUDA_LIBRARY")
 if not _path:
-    pytest.skip("STREAMLIKE_FAKE_CUDA_LIBRARY is not set: this file runs against the preloaded fake CUDA",
-                allow_module_level=True)
+    pytest.skip(
+        "STREAMLIKE_FAKE_CUDA_LIBRARY is not set: this file runs against the preloaded fake CUDA",
+        allow_module_level=True,
+    )
 fake = ctypes.CDLL(_path)  # the preloaded library itself: the same state the bridge's calls reach
 fake.fake_cuda_set_capture.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
 fake.fake_cuda_capture_status.argtypes = [ctypes.c_void_p]
@@ -36,8 +39,10 @@ def invalidations():
     return [fake.fake_cuda_invalidation(i).decode() for i in range(fake.fake_cuda_invalidations())]
 
 
-@pytest.fixture(params=[(ACTIVE, m) for m in MODES] + [(INVALIDATED, "global")],
-                ids=lambda p: f"{'active' if p[0] == ACTIVE else 'invalidated'}-{p[1]}")
+@pytest.fixture(
+    params=[(ACTIVE, m) for m in MODES] + [(INVALIDATED, "global")],
+    ids=lambda p: f"{'active' if p[0] == ACTIVE else 'invalidated'}-{p[1]}",
+)
 def capturing(request, bridge):
     """A stream the C++ side created, in a capture; afterwards: nothing invalidated it."""
     status, mode = request.param
@@ -59,11 +64,14 @@ def test_the_bridge_reaches_the_fake(bridge):
     assert fake.fake_cuda_calls(b"cudaStreamQuery") == 1
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda b, s: b.sync(s), "stream_view::sync"),
-    (lambda b, s: b.is_done(s), "stream_view::is_done"),
-    (lambda b, s: b.view_id(s), "stream_view::id"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda b, s: b.sync(s), "stream_view::sync"),
+        (lambda b, s: b.is_done(s), "stream_view::is_done"),
+        (lambda b, s: b.view_id(s), "stream_view::id"),
+    ],
+)
 def test_refused_calls_raise_by_name(bridge, capturing, call, name):
     stream, _ = capturing
     with pytest.raises(RuntimeError, match=name.replace(":", "\\:") + r".*capturing"):

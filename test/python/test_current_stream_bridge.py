@@ -1,11 +1,11 @@
 """The stream_or_current parameter and streamlike::current_stream() in an extension module, without
 a GPU (fake protocol objects; the current device cannot be read without a driver). Both bindings."""
+
 import importlib
 import os
 
-import pytest
-
 import conftest  # noqa: F401  (puts the build folder on sys.path when run by hand)
+import pytest
 
 NAMES = {"streamlike_current_nb_test": "nanobind", "streamlike_current_pb_test": "pybind11"}
 

@@ -4,6 +4,7 @@ table (an error's name and text), which the real runtime answers without a devic
 lacked would reach the real runtime with a fake handle: a wrong answer without a GPU, a crash with
 one. Usage: covers.py LIBSTREAMLIKE FAKE_CUDA_LIBRARY
 """
+
 import re
 import subprocess
 import sys
