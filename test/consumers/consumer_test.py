@@ -19,6 +19,11 @@ consumer.cu):
   cmake_cuda, make_cuda, meson_cuda
          the same three routes compiling consumer.cu with NVCC, which is given no -std= but what the
          route carries (nvcc alone would compile C++17, which streamlike's headers refuse).
+  extension_cmake, extension_meson
+         examples/extension (docs/python-extensions.md), a nanobind and a pybind11 module built
+         against the staged install with CMake (find_package) or Meson (pkg-config), then
+         examples/extension/check_extension.py run on them by this Python (which has nanobind
+         and pybind11: scripts/setup installs them).
 Each program must exit 0 and print its handles and "ok". Every check that fails says what it saw.
 Exit status: 0 pass, 1 fail, 77 skip (a tool the build system needs is missing).
 """
@@ -60,10 +65,10 @@ def require_tools(*tools):
         sys.exit(SKIP)
 
 
-def fresh_project(kind, work):
+def fresh_project(kind, work, source=None):
     project = work / kind
     shutil.rmtree(project, ignore_errors=True)
-    shutil.copytree(HERE / kind, project)
+    shutil.copytree(source or HERE / kind, project)
     shutil.copy2(HERE / "consumer.cpp", project / "consumer.cpp")
     shutil.copy2(HERE / "consumer.cu", project / "consumer.cu")
     return project
@@ -212,9 +217,59 @@ def meson_consumer(args, work, cuda=False):
         check_program(build / "consumer", "Meson subproject")
 
 
+def require_python_modules():
+    missing = []
+    for module in ("nanobind", "pybind11"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        print(f"SKIP: {', '.join(missing)} not installed for {sys.executable} (scripts/setup installs them)")
+        sys.exit(SKIP)
+    import sysconfig
+    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file():
+        print(f"SKIP: no Python.h for {sys.executable}: the development headers are not installed")
+        sys.exit(SKIP)
+
+
+def extension_consumer(args, work, cuda=False):
+    """examples/extension against the staged install, built with CMake or Meson, checked from Python."""
+    del cuda
+    require_python_modules()
+    kind = "extension_meson" if args.kind == "extension_meson" else "extension_cmake"
+    if kind == "extension_cmake":
+        require_tools("cmake")
+    else:
+        require_tools("pkg-config")
+    project = fresh_project(kind, work, source=Path(args.source_root) / "examples" / "extension")
+    prefix = staged_install(args, project)
+    build = project / "build"
+    if kind == "extension_cmake":
+        generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        run(["cmake", "-S", project, "-B", build, *generator, f"-DCMAKE_PREFIX_PATH={prefix}",
+             f"-DPython_EXECUTABLE={sys.executable}"])
+        run(["cmake", "--build", build])
+    else:
+        pkgconfig = staged(args, prefix, args.libdir) / "pkgconfig"
+        # The staged .pc names the configured prefix: a copy that names the staged one.
+        relocated = project / "pkgconfig"
+        relocated.mkdir()
+        text = (pkgconfig / "streamlike.pc").read_text()
+        (relocated / "streamlike.pc").write_text(text.replace(f"prefix={args.prefix}\n", f"prefix={prefix}\n", 1))
+        env = dict(os.environ, PKG_CONFIG_PATH=str(relocated))
+        run(args.meson + ["setup", build, project], env=env)
+        run(args.meson + ["compile", "-C", build], env=env)
+    out = run([sys.executable, project / "check_extension.py", build])
+    print(out, end="")
+    if "PASS:" not in out:
+        raise Failure("check_extension.py did not pass")
+
+
 KINDS = {"cmake": (cmake_consumer, False), "make": (make_consumer, False), "meson": (meson_consumer, False),
          "cmake_cuda": (cmake_consumer, True), "make_cuda": (make_consumer, True),
-         "meson_cuda": (meson_consumer, True)}
+         "meson_cuda": (meson_consumer, True), "extension_cmake": (extension_consumer, False),
+         "extension_meson": (extension_consumer, False)}
 
 
 def main(argv):
