@@ -6,6 +6,7 @@ on streamlike's casters, which return this same Stream type.
 """
 
 import os
+from importlib import metadata as _metadata
 from typing import Protocol, runtime_checkable
 
 from ._streamlike import (
@@ -18,6 +19,12 @@ from ._streamlike import (
     from_dlpack_stream,
     wait,
 )
+
+
+try:
+    __version__: str = _metadata.version("streamlike")  # the installed distribution's (meson.build's)
+except _metadata.PackageNotFoundError:  # imported from a build tree, not installed
+    __version__ = "0+unknown"
 
 
 @runtime_checkable

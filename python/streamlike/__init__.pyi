@@ -14,6 +14,8 @@ __all__ = [
     "wait",
 ]
 
+__version__: str
+
 class CudaStreamLike(Protocol):
     """Any object implementing the CUDA Stream Protocol."""
 
