@@ -7,7 +7,8 @@ What a user of such a module relies on, for each module:
   - a stream_view parameter takes any object with __cuda_stream__ and refuses an int;
   - a shared_stream parameter keeps the Python object alive while C++ holds it, and lets it go after;
   - a shared_stream returned is a Stream with __cuda_stream__, which the other module accepts;
-  - both modules return the same Stream type, the streamlike package's, where it is importable;
+  - both modules return the same Stream type, the streamlike package's, where it is importable,
+    and a package Stream given to a shared_stream parameter shares its owner;
   - create() makes a stream on a GPU machine, and without a driver or device says so.
 Prints one line per check; exit status 0 when all pass, 1 otherwise.
 """
@@ -83,6 +84,13 @@ def main(argv):
         check(nb.Stream is streamlike.Stream and pb.Stream is streamlike.Stream,
               "both modules return the package's streamlike.Stream")
         check(type(nb.legacy_default()) is type(pb.legacy_default()), "one Stream type across modules")
+        # A package Stream given to a shared_stream parameter shares its owner: one more reference
+        # on the same count (C++ sees 2: the Stream's and the parameter's), no Python object kept.
+        owning = streamlike.Stream(ForeignStream(0x9ABC))
+        for m in (nb, pb):
+            check(m.use_count(owning) == 2 and owning.use_count == 1,
+                  f"{m.__name__}: a package Stream's owner is shared (C++ use_count {m.use_count(owning)}, "
+                  f"Python use_count {owning.use_count})")
     print(f"{'FAIL' if FAILURES else 'PASS'}: {len(FAILURES)} of the checks failed")
     return 1 if FAILURES else 0
 

@@ -39,6 +39,9 @@ inline void release() {
   } // the last references drop here, outside the lock (a Python exporter is released under the GIL)
 }
 
+/// How many references share the stream's owner, this parameter's included (shared_stream::use_count).
+inline long use_count(const streamlike::shared_stream& stream) noexcept { return stream.use_count(); }
+
 /// A C++ stream handed to Python: the immortal legacy default stream (no GPU needed) ...
 inline streamlike::shared_stream legacy_default() noexcept { return streamlike::shared_stream::legacy_default(); }
 /// ... and a new stream (needs a CUDA device; without one, streamlike::error -> RuntimeError).

@@ -8,6 +8,7 @@ NB_MODULE(streams_nb, m) {
   m.def("keep", &example::keep, nanobind::arg("stream"));
   m.def("kept", &example::kept);
   m.def("release", &example::release);
+  m.def("use_count", &example::use_count, nanobind::arg("stream"));
   m.def("legacy_default", &example::legacy_default);
   m.def("create", &example::create);
   // The Python type of returned streams: the streamlike package's Stream where it is importable.

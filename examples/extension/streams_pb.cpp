@@ -8,6 +8,7 @@ PYBIND11_MODULE(streams_pb, m) {
   m.def("keep", &example::keep, pybind11::arg("stream"));
   m.def("kept", &example::kept);
   m.def("release", &example::release);
+  m.def("use_count", &example::use_count, pybind11::arg("stream"));
   m.def("legacy_default", &example::legacy_default);
   m.def("create", &example::create);
   // The Python type of returned streams: the streamlike package's Stream where it is importable.

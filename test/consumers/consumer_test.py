@@ -19,9 +19,11 @@ consumer.cu):
   cmake_cuda, make_cuda, meson_cuda
          the same three routes compiling consumer.cu with NVCC, which is given no -std= but what the
          route carries (nvcc alone would compile C++17, which streamlike's headers refuse).
-  extension_cmake, extension_meson
+  extension_cmake, extension_meson, extension_static
          examples/extension (docs/python-extensions.md), a nanobind and a pybind11 module built
-         against the staged install with CMake (find_package) or Meson (pkg-config), then
+         against the staged install with CMake (find_package) or Meson (pkg-config), or with
+         streamlike as a Meson subproject built static (no libstreamlike.so needed, none of its
+         symbols exported: the form for a wheel), then
          examples/extension/check_extension.py run on them by this Python (which has nanobind
          and pybind11: scripts/setup installs them).
 Each program must exit 0 and print its handles and "ok". Every check that fails says what it saw.
@@ -178,22 +180,28 @@ def release_tarball(args, destination):
     return top
 
 
+def offer_wrap(args, subprojects):
+    """A release tarball in SUBPROJECTS/packagecache and the [wrap-file] naming it; returns its folder name."""
+    filename = f"streamlike-{args.version}.tar.gz"
+    cache = subprojects / "packagecache"
+    cache.mkdir(parents=True)
+    top = release_tarball(args, cache / filename)
+    digest = hashlib.sha256((cache / filename).read_bytes()).hexdigest()
+    template = (HERE / "meson" / "subprojects" / "streamlike.wrap.in").read_text()
+    (subprojects / "streamlike.wrap.in").unlink(missing_ok=True)
+    (subprojects / "streamlike.wrap").write_text(
+        template.replace("@DIRECTORY@", top).replace("@FILENAME@", filename).replace("@SHA256@", digest)
+        .replace("@URL@", (cache / filename).as_uri()))
+    return top
+
+
 def meson_consumer(args, work, cuda=False):
     if cuda:
         require_nvcc(args)
     project = fresh_project("meson_cuda" if cuda else "meson", work)
     env = nvcc_env(args) if cuda else None
     subprojects = project / "subprojects"
-    filename = f"streamlike-{args.version}.tar.gz"
-    cache = subprojects / "packagecache"
-    cache.mkdir(parents=True)
-    top = release_tarball(args, cache / filename)
-    digest = hashlib.sha256((cache / filename).read_bytes()).hexdigest()
-    template = (subprojects / "streamlike.wrap.in").read_text()
-    (subprojects / "streamlike.wrap.in").unlink()
-    (subprojects / "streamlike.wrap").write_text(
-        template.replace("@DIRECTORY@", top).replace("@FILENAME@", filename).replace("@SHA256@", digest)
-        .replace("@URL@", (cache / filename).as_uri()))
+    top = offer_wrap(args, subprojects)
     build = project / "build"
     out = run(args.meson + ["setup", build, project, "--wrap-mode=nodownload", "--force-fallback-for=streamlike"],
               env=env)
@@ -234,23 +242,41 @@ def require_python_modules():
 
 
 def extension_consumer(args, work, cuda=False):
-    """examples/extension against the staged install, built with CMake or Meson, checked from Python."""
+    """examples/extension against the staged install, built with CMake or Meson, or with a static
+    libstreamlike from a subproject (the form to ship in a wheel); checked from Python."""
     del cuda
     require_python_modules()
-    kind = "extension_meson" if args.kind == "extension_meson" else "extension_cmake"
+    kind = args.kind
     if kind == "extension_cmake":
         require_tools("cmake")
-    else:
+    elif kind == "extension_meson":
         require_tools("pkg-config")
     project = fresh_project(kind, work, source=Path(args.source_root) / "examples" / "extension")
-    prefix = staged_install(args, project)
     build = project / "build"
-    if kind == "extension_cmake":
+    if kind == "extension_static":
+        # No install: streamlike as a subproject, built as a static library into each module.
+        subprojects = project / "subprojects"
+        subprojects.mkdir()
+        offer_wrap(args, subprojects)
+        run(args.meson + ["setup", build, project, "--wrap-mode=nodownload", "--force-fallback-for=streamlike",
+                          "-Dstreamlike:default_library=static"])
+        run(args.meson + ["compile", "-C", build])
+        for module in build.glob("streams_*.so"):
+            needed = run(["readelf", "-d", module]) if shutil.which("readelf") else ""
+            if "libstreamlike" in needed:
+                raise Failure(f"{module.name} still needs libstreamlike.so:\n{needed}")
+            exported = run(["nm", "-D", "--defined-only", module]) if shutil.which("nm") else ""
+            leaked = [line for line in exported.splitlines() if "streamlike" in line]
+            if leaked:
+                raise Failure(f"{module.name} exports streamlike's symbols:\n" + "\n".join(leaked[:10]))
+    elif kind == "extension_cmake":
+        prefix = staged_install(args, project)
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
         run(["cmake", "-S", project, "-B", build, *generator, f"-DCMAKE_PREFIX_PATH={prefix}",
              f"-DPython_EXECUTABLE={sys.executable}"])
         run(["cmake", "--build", build])
     else:
+        prefix = staged_install(args, project)
         pkgconfig = staged(args, prefix, args.libdir) / "pkgconfig"
         # The staged .pc names the configured prefix: a copy that names the staged one.
         relocated = project / "pkgconfig"
@@ -269,7 +295,7 @@ def extension_consumer(args, work, cuda=False):
 KINDS = {"cmake": (cmake_consumer, False), "make": (make_consumer, False), "meson": (meson_consumer, False),
          "cmake_cuda": (cmake_consumer, True), "make_cuda": (make_consumer, True),
          "meson_cuda": (meson_consumer, True), "extension_cmake": (extension_consumer, False),
-         "extension_meson": (extension_consumer, False)}
+         "extension_meson": (extension_consumer, False), "extension_static": (extension_consumer, False)}
 
 
 def main(argv):
