@@ -47,6 +47,7 @@ REQUIRED = [
     r"typeinfo for streamlike::detail::\w*control_block",  # base of blocks made in the program's code
     r"streamlike::error::error\(cudaError, .*\)",
     r"streamlike::detail::throw_error\(.*\)",
+    r"streamlike::cuda_error_text(\[abi:cxx11\])?\(cudaError\)",
     r"streamlike::stream_view::sync\(\) const",
     r"streamlike::shared_stream::create\(streamlike::stream_options const&\)",
     r"streamlike::unique_stream::create\(streamlike::stream_options const&\)",
