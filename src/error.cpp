@@ -24,11 +24,11 @@ std::string insufficient_driver_text() {
     return "no CUDA driver found: libcuda.so.1 could not be loaded. Install the NVIDIA driver (" + runtime_text +
            " needs one that supports it, R580 or newer for CUDA 13) or run on a machine with an NVIDIA GPU";
   }
-  if (driver_known) {
+  if (driver_known && runtime_known && driver < runtime) {
     return "the CUDA driver supports CUDA " + version_text(driver) + ", older than " + runtime_text +
            ", which this program was built with: update the NVIDIA driver";
   }
-  return cudaGetErrorString(cudaErrorInsufficientDriver);
+  return cudaGetErrorString(cudaErrorInsufficientDriver); // nothing better known
 }
 
 std::string describe(cudaError_t code, std::string_view operation) {
