@@ -39,8 +39,10 @@ def fail(name, why, output=None):
 
 
 def compiler_kind(command):
-    name = os.path.basename(command[0])
-    return "nvcc" if "nvcc" in name else "clang++" if "clang" in name else "g++"
+    # The words before the first option: the compiler, after any launcher (ccache nvcc ...).
+    names = [os.path.basename(word) for word in command[: next((i for i, w in enumerate(command) if w.startswith("-")),
+                                                                  len(command))]]
+    return "nvcc" if any("nvcc" in n for n in names) else "clang++" if any("clang" in n for n in names) else "g++"
 
 
 def compile_source(command, source, extra):
