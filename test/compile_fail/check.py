@@ -8,7 +8,8 @@ SOURCE carries one or more lines `// expected-error-re: REGEX` (each must match 
 diagnostics) and optionally `// unexpected-error-re: REGEX` (must not match), and wraps the
 offending statement in `#ifndef STREAMLIKE_COMPILE_FAIL_CONTROL ... #endif`. A directive may name
 the compilers it holds for, `// expected-error-re(g++,clang++): REGEX`, where they word a refusal
-differently; the compiler is told by COMPILER's name (nvcc, clang..., else g++). A line
+differently; the compiler is told by the words of COMMAND before its first option (nvcc, clang..., else
+g++; a launcher such as ccache may come first). A line
 `// compile-flags: FLAG...` adds flags after ARGS (a later -std= wins). The source is compiled
 twice, with -fsyntax-only (nvcc, which has none: -x cu -c -o /dev/null):
   1. as is: the compile must fail and every expected regex must match;
