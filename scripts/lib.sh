@@ -4,7 +4,9 @@
 #   cuda_home                    the CUDA Toolkit prefix: $CUDA_HOME, else /usr/local/cuda
 #   configure_build DIR [OPT...] `meson setup` of a new build folder, `--reconfigure` of an existing
 #                                one; always with -Dtoolkit_prefix=$cuda_home, so a changed CUDA_HOME
-#                                reaches the build folder
+#                                reaches the build folder, and with the development parts on (tests,
+#                                examples, benchmarks where Google Benchmark is found), which a plain
+#                                `meson setup` leaves off; OPT... come after and win
 #   need_deb / install_debs      system packages: each found by what it provides (a command, a header,
 #                                a pkg-config module), installed with apt only when missing and only
 #                                where apt-get exists; elsewhere the missing ones are named
@@ -57,7 +59,9 @@ configure_quiet=false
 configure_build() { # BUILD [MESON OPTION...]
   local build=$1 output
   shift
-  local options=(-Dtoolkit_prefix="$cuda_home" "$@")
+  # The development parts, off in a plain `meson setup` (meson_options.txt); the caller's options
+  # come after these, and Meson takes the last value given.
+  local options=(-Dtoolkit_prefix="$cuda_home" -Dtests=enabled -Dexamples=enabled -Dbenchmarks=auto "$@")
   if [ -f "$build/build.ninja" ]; then
     local before
     before=$(build_option "$build" toolkit_prefix)

@@ -7,19 +7,56 @@
 namespace streamlike {
 namespace {
 
+std::string version_text(int version) { // 13000 -> "13.0"
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+// Why CUDA said cudaErrorInsufficientDriver: no driver at all (cudaDriverGetVersion reports 0
+// then, as documented), or one older than this runtime.
+std::string insufficient_driver_text() {
+  int driver = 0;
+  int runtime = 0;
+  const bool driver_known = cudaDriverGetVersion(&driver) == cudaSuccess;
+  const bool runtime_known = cudaRuntimeGetVersion(&runtime) == cudaSuccess;
+  (void)cudaGetLastError();
+  const std::string runtime_text = runtime_known ? "CUDA " + version_text(runtime) : "this CUDA runtime";
+  if (driver_known && driver == 0) {
+    return "no CUDA driver found: libcuda.so.1 could not be loaded. Install the NVIDIA driver (" + runtime_text +
+           " needs one that supports it, R580 or newer for CUDA 13) or run on a machine with an NVIDIA GPU";
+  }
+  if (driver_known && runtime_known && driver < runtime) {
+    return "the CUDA driver supports CUDA " + version_text(driver) + ", older than " + runtime_text +
+           ", which this program was built with: update the NVIDIA driver";
+  }
+  return cudaGetErrorString(cudaErrorInsufficientDriver); // nothing better known
+}
+
 std::string describe(cudaError_t code, std::string_view operation) {
-  // cudaGetErrorName/String only read static tables; they are safe without a driver.
   std::string text = "streamlike: ";
   text.append(operation);
   text += " failed: ";
-  text += cudaGetErrorName(code);
-  text += " (";
-  text += cudaGetErrorString(code);
-  text += ")";
+  text += cuda_error_text(code);
   return text;
 }
 
 } // namespace
+
+std::string cuda_error_text(cudaError_t code) {
+  // cudaGetErrorName/String only read static tables, and cudaDriverGetVersion/cudaRuntimeGetVersion
+  // answer without a driver: all safe on a machine without one.
+  std::string text = cudaGetErrorName(code);
+  text += " (";
+  if (code == cudaErrorInsufficientDriver) {
+    text += insufficient_driver_text();
+  } else if (code == cudaErrorNoDevice) {
+    text += "no CUDA device: a CUDA driver is installed but reports no GPU; check nvidia-smi, and that "
+            "CUDA_VISIBLE_DEVICES (if set) names a device";
+  } else {
+    text += cudaGetErrorString(code);
+  }
+  text += ")";
+  return text;
+}
 
 error::error(cudaError_t code, std::string_view operation)
     : std::runtime_error(describe(code, operation)), code_(code) {}

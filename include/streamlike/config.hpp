@@ -6,6 +6,16 @@
 #ifndef STREAMLIKE_CONFIG_HPP
 #define STREAMLIKE_CONFIG_HPP
 
+// C++20 first: below it the headers fail on `requires` and concepts with messages that never say
+// what is wrong. nvcc defaults to C++17 and CMake 3.25 drops `cuda_std_20` for nvcc 13, so this is
+// where a .cu file compiled without -std=c++20 lands. MSVC keeps __cplusplus at 199711L unless
+// /Zc:__cplusplus and reports the standard in _MSVC_LANG. After the #error, the missing include
+// ends the compilation (a fatal error), so the line above is the only one printed.
+#if (defined(_MSVC_LANG) ? _MSVC_LANG : __cplusplus) < 202002L
+#  error "streamlike needs C++20: add -std=c++20 (nvcc and g++/clang++; MSVC: /std:c++20)"
+#  include <streamlike/stopped_here_compile_as_cxx20> // NOLINT: never exists, stops the compilation
+#endif
+
 #include <cuda_runtime_api.h>
 
 #if __has_include(<cuda/stream>)

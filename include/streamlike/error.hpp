@@ -7,15 +7,25 @@
 #include <cuda_runtime_api.h>
 
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace streamlike {
 
-/// A CUDA call failed. what() names the operation, the CUDA error's name and its text, e.g.
-/// "streamlike: cudaStreamCreateWithPriority failed: cudaErrorNoDevice (no CUDA-capable device is detected)".
+/// "<name> (<text>)" for a CUDA error, as streamlike::error and the Python package word it: CUDA's
+/// own text, except where it misleads. Without a driver CUDA says cudaErrorInsufficientDriver
+/// ("CUDA driver version is insufficient"), which sends users to upgrade a driver they do not
+/// have; this says "no CUDA driver found" and what to install (or, with a driver older than the
+/// runtime, both versions). cudaErrorNoDevice says "no CUDA device" and where to look. Never
+/// throws but std::bad_alloc; safe without a driver.
+[[nodiscard]] STREAMLIKE_API std::string cuda_error_text(cudaError_t code);
+
+/// A CUDA call failed. what() names the operation, the CUDA error's name and its text
+/// (cuda_error_text), e.g. "streamlike: cudaStreamCreateWithPriority failed: cudaErrorNoDevice (no CUDA
+/// device: ...)".
 class STREAMLIKE_API error : public std::runtime_error {
 public:
-  /// A CUDA call failed: "streamlike: <operation> failed: <name> (<text>)".
+  /// A CUDA call failed: "streamlike: <operation> failed: " + cuda_error_text(code).
   error(cudaError_t code, std::string_view operation);
   /// An operation refused before any CUDA call (e.g. on an empty shared_stream): "streamlike:
   /// <operation>: <reason>". code() is the CUDA error closest in meaning.

@@ -45,7 +45,35 @@ namespace detail {
 /// shared_stream, whose temporary may hold the last reference (shared_stream.hpp says so).
 template <class T>
 inline constexpr bool view_dangles_from_temporary = enable_stream_owner<T>;
+
+/// False exactly for an argument get_stream refuses as a temporary owner. stream_like checks it
+/// first, under this name, so that a constrained function's "constraints not satisfied" note reads
+/// "not_a_temporary_owner_else_use_export_stream<...> evaluated to false" (g++, clang++).
+template <class T>
+inline constexpr bool not_a_temporary_owner_else_use_export_stream =
+    std::is_lvalue_reference_v<T> || !view_dangles_from_temporary<std::remove_cvref_t<T>>;
+
+template <class>
+inline constexpr bool always_false = false;
 } // namespace detail
+
+#define STREAMLIKE_DETAIL_TEMPORARY_OWNER_MESSAGE                                                             \
+  "streamlike::get_stream: this argument is a temporary that owns (or shares) its stream, so the view would " \
+  "dangle when it dies. Keep the owner in a variable and view that, or call "                                 \
+  "streamlike::export_stream(std::move(owner)) to move it into a shared_stream."
+
+/// What get_stream(temporary owner) returns in place of a stream_view: nothing usable, a type whose
+/// name says what to do. The call itself fails to compile with the message above; the type carries
+/// the refusal where the result goes (`auto v = ...`, `stream_view v = ...`: converting it fails with
+/// the same message, under nvcc too, where a void result stopped at "cannot deduce auto type").
+/// It is not a stream_view, so stream_like<Owner> stays false and testing the concept trips nothing.
+template <class Owner>
+struct temporary_owner_use_export_stream {
+  operator stream_view() const noexcept { // NOLINT(google-explicit-constructor): fails where used
+    static_assert(detail::always_false<Owner>, STREAMLIKE_DETAIL_TEMPORARY_OWNER_MESSAGE);
+    return stream_view::legacy_default();
+  }
+};
 
 namespace detail::get_stream_routes {
 
@@ -194,18 +222,26 @@ struct get_stream_t {
     }
   }
 
-  // Every argument that has no route lands here, so the error says why at the call. It returns
-  // void, so `stream_like<T>` (which asks for a stream_view) stays false for such T and generic
-  // code can test for it without tripping these assertions.
+  // A temporary owner lands here: the error names export_stream at the call, and the result's type
+  // (temporary_owner_use_export_stream, declared, not deduced, so checking stream_like<T>
+  // instantiates nothing) names it wherever the result is used.
   template <class T>
-    requires(!detail::get_stream_routes::routed<T>)
+    requires(detail::get_stream_routes::route_of<T> == detail::get_stream_routes::route::rvalue_owner)
+  temporary_owner_use_export_stream<std::remove_cvref_t<T>>
+  operator()(T&&) const noexcept {
+    static_assert(detail::always_false<T>, STREAMLIKE_DETAIL_TEMPORARY_OWNER_MESSAGE);
+    return {};
+  }
+
+  // Every other argument that has no route lands here, so the error says why at the call. It
+  // returns void, so `stream_like<T>` (which asks for a stream_view) stays false for such T and
+  // generic code can test for it without tripping these assertions.
+  template <class T>
+    requires(!detail::get_stream_routes::routed<T> &&
+             detail::get_stream_routes::route_of<T> != detail::get_stream_routes::route::rvalue_owner)
   void operator()(T&&) const {
     namespace routes = detail::get_stream_routes;
     constexpr routes::route chosen = routes::route_of<T>;
-    static_assert(chosen != routes::route::rvalue_owner,
-                  "streamlike::get_stream: this argument is a temporary that owns (or shares) its stream, "
-                  "so the view would dangle when it dies. Keep the owner in a variable and view that, or call "
-                  "streamlike::export_stream(std::move(owner)) to move it into a shared_stream.");
     static_assert(chosen != routes::route::never_a_stream,
                   "streamlike::get_stream: an integer, bool, nullptr or void* is not a stream; which stream 0, 1 "
                   "or 2 means depends on the convention it was written in. Decode integers with a named function "
@@ -236,5 +272,7 @@ inline constexpr get_stream_t get_stream{};
 } // namespace cpo
 
 } // namespace streamlike
+
+#undef STREAMLIKE_DETAIL_TEMPORARY_OWNER_MESSAGE
 
 #endif // STREAMLIKE_GET_STREAM_HPP

@@ -6,6 +6,7 @@ on streamlike's casters, which return this same Stream type.
 """
 
 import os
+from importlib import metadata as _metadata
 from typing import Protocol, runtime_checkable
 
 from ._streamlike import (
@@ -36,6 +37,11 @@ from ._use import (
     set_current_stream_check,
     use,
 )
+
+try:
+    __version__: str = _metadata.version("streamlike")  # the installed distribution's (meson.build's)
+except _metadata.PackageNotFoundError:  # imported from a build tree, not installed
+    __version__ = "0+unknown"
 
 
 @runtime_checkable

@@ -56,6 +56,8 @@ __all__ = [
     "wait_external",
 ]
 
+__version__: str
+
 class CudaStreamLike(Protocol):
     """Any object implementing the CUDA Stream Protocol."""
 

@@ -32,8 +32,10 @@ COMPILE_TIME = (
     "<!-- END GENERATED: compile-time bad inputs -->",
 )
 
-DIRECTIVE = re.compile(r"^\s*//\s*expected-error-re:\s*(.*?)\s*$")
-UNEXPECTED = re.compile(r"^\s*//\s*unexpected-error-re:\s*(.*?)\s*$")
+# A directive may name the compilers it holds for: `// expected-error-re(nvcc): ...` (check.py).
+DIRECTIVE = re.compile(r"^\s*//\s*expected-error-re(?:\(([^)]*)\))?:\s*(.*?)\s*$")
+UNEXPECTED = re.compile(r"^\s*//\s*unexpected-error-re(?:\(([^)]*)\))?:\s*(.*?)\s*$")
+FLAGS = re.compile(r"^\s*//\s*compile-flags:")
 GUARD_BEGIN = re.compile(r"^\s*#\s*ifndef\s+STREAMLIKE_COMPILE_FAIL_CONTROL\b")
 GUARD_END = re.compile(r"^\s*#\s*endif\b")
 GUARD_ELSE = re.compile(r"^\s*#\s*(else|elif)\b")
@@ -44,13 +46,18 @@ def code(text):
     return "`" + text.replace("|", "\\|") + "`"
 
 
+def pattern(match):
+    """A directive's pattern, with the compilers it is limited to, if any: (pattern, "nvcc" or "")."""
+    return match.group(2), (match.group(1) or "").replace(",", ", ")
+
+
 def describe(path):
     """(bad code, promise, expected diagnostics, unexpected diagnostics) of one compile-fail source."""
     lines = path.read_text(encoding="utf-8").splitlines()
     comment = []
     for line in lines:
         stripped = line.strip()
-        if not stripped.startswith("//") or DIRECTIVE.match(line) or "unexpected-error-re:" in line:
+        if not stripped.startswith("//") or DIRECTIVE.match(line) or UNEXPECTED.match(line) or FLAGS.match(line):
             break
         comment.append(stripped[2:].strip())
     promise = " ".join(comment)
@@ -58,8 +65,8 @@ def describe(path):
     # Its first sentence (a period before a space or the end, not the one of "e.g." or "i.e.").
     first = re.search(r"^.*?(?<!\be\.g)(?<!\bi\.e)\.(?=\s|$)", promise)
     promise = first.group(0) if first else promise
-    expected = [m.group(1) for m in map(DIRECTIVE.match, lines) if m]
-    unexpected = [m.group(1) for m in map(UNEXPECTED.match, lines) if m]
+    expected = [pattern(m) for m in map(DIRECTIVE.match, lines) if m]
+    unexpected = [pattern(m) for m in map(UNEXPECTED.match, lines) if m]
     guarded, inside = [], False
     for line in lines:
         if GUARD_BEGIN.match(line):
@@ -75,10 +82,16 @@ def describe(path):
     return " ".join(guarded), promise, expected, unexpected
 
 
+def shown(directive):
+    regex, compilers = directive
+    return code(regex) + (f" ({compilers})" if compilers else "")
+
+
 def render_compile_time():
     out = [
         "Each source below is compiled by the `compile-fail` suite (test/compile_fail/check.py) with g++",
-        "and clang++: it must fail, with diagnostics matching every pattern shown and none of those it",
+        "and clang++, and those a .cu file meets most with nvcc too: it must fail, with diagnostics matching",
+        "every pattern shown (a pattern marked with compilers holds for those only) and none of those it",
         "must not match (an ambiguity, say, which would also fail to compile but for another reason), and",
         "compile cleanly without the offending code.",
         "",
@@ -89,9 +102,9 @@ def render_compile_time():
         bad, promise, expected, unexpected = describe(path)
         out.append(
             f"| {code('test/compile_fail/' + path.name)} | {code(bad)} | {promise.replace('|', chr(92) + '|')} | "
-            + " and ".join(code(e) for e in expected)
+            + " and ".join(shown(e) for e in expected)
             + " | "
-            + (" nor ".join(code(u) for u in unexpected) or "-")
+            + (" nor ".join(shown(u) for u in unexpected) or "-")
             + " |"
         )
     return "\n".join(out) + "\n"

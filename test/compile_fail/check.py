@@ -6,8 +6,12 @@ Usage: check.py SOURCE -- COMPILER [ARGS...]
 
 SOURCE carries one or more lines `// expected-error-re: REGEX` (each must match the compiler's
 diagnostics) and optionally `// unexpected-error-re: REGEX` (must not match), and wraps the
-offending statement in `#ifndef STREAMLIKE_COMPILE_FAIL_CONTROL ... #endif`. The source is
-compiled with -fsyntax-only twice:
+offending statement in `#ifndef STREAMLIKE_COMPILE_FAIL_CONTROL ... #endif`. A directive may name
+the compilers it holds for, `// expected-error-re(g++,clang++): REGEX`, where they word a refusal
+differently; the compiler is told by the words of COMMAND before its first option (nvcc, clang..., else
+g++; a launcher such as ccache may come first). A line
+`// compile-flags: FLAG...` adds flags after ARGS (a later -std= wins). The source is compiled
+twice, with -fsyntax-only (nvcc, which has none: -x cu -c -o /dev/null):
   1. as is: the compile must fail and every expected regex must match;
   2. with -DSTREAMLIKE_COMPILE_FAIL_CONTROL: it must compile cleanly (with -Werror), which proves
      that the failure comes from the guarded statement, not from a typo elsewhere.
@@ -20,7 +24,8 @@ import subprocess
 import sys
 
 CONTROL = "STREAMLIKE_COMPILE_FAIL_CONTROL"
-DIRECTIVE = re.compile(r"^\s*//\s*(expected|unexpected)-error-re:\s*(.*?)\s*$")
+DIRECTIVE = re.compile(r"^\s*//\s*(expected|unexpected)-error-re(?:\(([^)]*)\))?:\s*(.*?)\s*$")
+FLAGS = re.compile(r"^\s*//\s*compile-flags:\s*(.*?)\s*$")
 SHOWN_LINES = 30
 
 
@@ -35,10 +40,22 @@ def fail(name, why, output=None):
     sys.exit(1)
 
 
+def compiler_kind(command):
+    # The words before the first option: the compiler, after any launcher (ccache nvcc ...).
+    names = [
+        os.path.basename(word)
+        for word in command[: next((i for i, w in enumerate(command) if w.startswith("-")), len(command))]
+    ]
+    return "nvcc" if any("nvcc" in n for n in names) else "clang++" if any("clang" in n for n in names) else "g++"
+
+
 def compile_source(command, source, extra):
     # C locale: untranslated messages with ASCII quotes, so the regexes see what they were written for.
     env = dict(os.environ, LC_ALL="C", LANG="C")
-    cmd = command + ["-fsyntax-only", "-fdiagnostics-color=never"] + extra + [source]
+    if compiler_kind(command) == "nvcc":
+        cmd = command + ["-x", "cu", "-c", "-o", os.devnull] + extra + [source]
+    else:
+        cmd = command + ["-fsyntax-only", "-fdiagnostics-color=never"] + extra + [source]
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=300)
     except subprocess.TimeoutExpired:
@@ -66,20 +83,26 @@ def main(argv):
     source = argv[1]
     command = argv[3:]
     name = os.path.basename(source)
+    kind = compiler_kind(command)
 
     with open(source, encoding="utf-8") as f:
         text = f.read()
-    expected, unexpected = [], []
+    expected, unexpected, flags = [], [], []
     for line in text.splitlines():
         m = DIRECTIVE.match(line)
         if m:
-            (expected if m.group(1) == "expected" else unexpected).append(re.compile(m.group(2)))
+            compilers = [c.strip() for c in m.group(2).split(",")] if m.group(2) else [kind]
+            if kind in compilers:
+                (expected if m.group(1) == "expected" else unexpected).append(re.compile(m.group(3)))
+        m = FLAGS.match(line)
+        if m:
+            flags += m.group(1).split()
     if not expected:
-        fail(name, "no `// expected-error-re: REGEX` line: say why this source must not compile")
+        fail(name, f"no `// expected-error-re: REGEX` line for {kind}: say why this source must not compile")
     if f"#ifndef {CONTROL}" not in text:
         fail(name, f"the offending statement is not wrapped in `#ifndef {CONTROL}`")
 
-    rc, output, cmd = compile_source(command, source, [])
+    rc, output, cmd = compile_source(command, source, flags)
     if rc is None:
         fail(name, output)
     if rc == 0:
@@ -96,7 +119,8 @@ def main(argv):
                 output,
             )
 
-    rc, output, cmd = compile_source(command, source, [f"-D{CONTROL}", "-Werror"])
+    werror = ["-Werror", "all-warnings", "-Xcompiler=-Werror"] if kind == "nvcc" else ["-Werror"]
+    rc, output, cmd = compile_source(command, source, flags + [f"-D{CONTROL}"] + werror)
     if rc is None:
         fail(name, output)
     if rc != 0:

@@ -1,6 +1,8 @@
 // Tests for streamlike/error.hpp (and src/error.cpp): streamlike::error carries the CUDA error
-// code, and its message names the operation, the error's name and its text.
+// code, and its message names the operation, the error's name and its text, which says "no CUDA
+// driver found" / "no CUDA device" where CUDA's own text would mislead.
 #include <streamlike/error.hpp>
+#include <streamlike/shared_stream.hpp>
 
 #include "host_support.hpp"
 
@@ -88,6 +90,64 @@ TEST_CASE("a real cudart call that fails without a device is reported by name") 
     const std::string what = e.what();
     CHECK(contains(what, "cudaGetDeviceCount"));
     CHECK(contains(what, cudaGetErrorName(code)));
-    CHECK(contains(what, cudaGetErrorString(code)));
+    CHECK(contains(what, streamlike::cuda_error_text(code)));
+  }
+}
+
+namespace {
+// The installed driver's CUDA version, 0 where none is installed (cudaDriverGetVersion's rule).
+int driver_version() {
+  int version = -1;
+  REQUIRE(cudaDriverGetVersion(&version) == cudaSuccess);
+  return version;
+}
+} // namespace
+
+TEST_CASE("cuda_error_text: without a driver it says none was found and what to install, not 'insufficient'") {
+  const std::string text = streamlike::cuda_error_text(cudaErrorInsufficientDriver);
+  CHECK(text.starts_with("cudaErrorInsufficientDriver ("));
+  int runtime = 0;
+  REQUIRE(cudaRuntimeGetVersion(&runtime) == cudaSuccess);
+  const int driver = driver_version();
+  if (driver == 0) {
+    CHECK_MESSAGE(contains(text, "no CUDA driver found"), text);
+    CHECK_MESSAGE(contains(text, "Install the NVIDIA driver"), text);
+    CHECK_MESSAGE(!contains(text, "insufficient"), text);
+  } else if (driver < runtime) {
+    // A driver older than the runtime: both versions, and what to do.
+    CHECK_MESSAGE(contains(text, "update the NVIDIA driver"), text);
+  } else {
+    // A driver new enough: CUDA would not say this for the driver's version; its own text stays.
+    MESSAGE("the CUDA driver (" << driver << ") is new enough for the runtime (" << runtime << ")");
+    CHECK(text == std::string("cudaErrorInsufficientDriver (") + cudaGetErrorString(cudaErrorInsufficientDriver) + ")");
+  }
+}
+
+TEST_CASE("cuda_error_text: cudaErrorNoDevice says there is no CUDA device and where to look") {
+  const std::string text = streamlike::cuda_error_text(cudaErrorNoDevice);
+  CHECK(text.starts_with("cudaErrorNoDevice (no CUDA device"));
+  CHECK(contains(text, "nvidia-smi"));
+  CHECK(contains(text, "CUDA_VISIBLE_DEVICES"));
+}
+
+TEST_CASE("cuda_error_text: other errors keep CUDA's own text") {
+  CHECK(streamlike::cuda_error_text(cudaErrorInvalidValue) ==
+        std::string("cudaErrorInvalidValue (") + cudaGetErrorString(cudaErrorInvalidValue) + ")");
+}
+
+TEST_CASE("shared_stream::create without a driver says 'no CUDA driver found'") {
+  if (driver_version() != 0) {
+    MESSAGE("a CUDA driver is installed: this machine cannot show the no-driver text");
+    return;
+  }
+  try {
+    (void)streamlike::shared_stream::create();
+    FAIL("shared_stream::create() succeeded without a driver");
+  } catch (const streamlike::error& e) {
+    const std::string what = e.what();
+    CHECK(e.code() == cudaErrorInsufficientDriver);
+    CHECK_MESSAGE(contains(what, "shared_stream::create"), what);
+    CHECK_MESSAGE(contains(what, "no CUDA driver found"), what);
+    CHECK_MESSAGE(!contains(what, "driver version is insufficient"), what);
   }
 }

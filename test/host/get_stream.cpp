@@ -36,9 +36,17 @@ constexpr std::uintptr_t by_stream_member = 0x4000;
 template <class T>
 constexpr bool views = std::same_as<std::invoke_result_t<const get_stream_t&, T>, stream_view>;
 
-// get_stream(T) lands on the refusal overload, which returns void (calling it would not compile).
+// get_stream(T) refuses a temporary owner with temporary_owner_use_export_stream<owner>, whose name
+// says what to do wherever the result goes (calling it would not compile).
 template <class T>
-constexpr bool refused = std::is_void_v<std::invoke_result_t<const get_stream_t&, T>>;
+constexpr bool refused_as_temporary_owner =
+    std::same_as<std::invoke_result_t<const get_stream_t&, T>,
+                 streamlike::temporary_owner_use_export_stream<std::remove_cvref_t<T>>>;
+
+// get_stream(T) lands on a refusal overload: void for every reason but a temporary owner (calling
+// it would not compile).
+template <class T>
+constexpr bool refused = std::is_void_v<std::invoke_result_t<const get_stream_t&, T>> || refused_as_temporary_owner<T>;
 
 } // namespace
 
@@ -394,11 +402,13 @@ inline constexpr bool streamlike::enable_stream_owner<lib::tag_invoke_owner> = t
 TEST_CASE("an owner is viewed as an lvalue and refused as an rvalue, whatever its route") {
   static_assert(views<lib::owner&>);
   static_assert(views<const lib::owner&>);
-  static_assert(refused<lib::owner>);
-  static_assert(refused<lib::owner&&>);
-  static_assert(refused<const lib::owner&&>);
-  static_assert(refused<lib::converting_owner>);
-  static_assert(refused<lib::tag_invoke_owner>);
+  static_assert(refused_as_temporary_owner<lib::owner>);
+  static_assert(refused_as_temporary_owner<lib::owner&&>);
+  static_assert(refused_as_temporary_owner<const lib::owner&&>);
+  static_assert(refused_as_temporary_owner<lib::converting_owner>);
+  static_assert(refused_as_temporary_owner<lib::tag_invoke_owner>);
+  // Its result converts to no usable view: the conversion exists only to fail with the message.
+  static_assert(!std::convertible_to<streamlike::temporary_owner_use_export_stream<lib::owner>, cudaStream_t>);
   static_assert(views<const lib::converting_owner&>);
   static_assert(views<const lib::tag_invoke_owner&>);
 

@@ -53,6 +53,7 @@ REQUIRED = [
     r"typeinfo for streamlike::detail::\w*control_block",  # base of blocks made in the program's code
     r"streamlike::error::error\(cudaError, .*\)",
     r"streamlike::detail::throw_error\(.*\)",
+    r"streamlike::cuda_error_text(\[abi:cxx11\])?\(cudaError\)",
     r"streamlike::stream_view::sync\(\) const",
     r"streamlike::detail::stream_operations::sync\(CUstream_st\*, char const\*\)",  # the owners' inline sync()
     r"streamlike::shared_stream::create\(streamlike::stream_options const&\)",

@@ -13,11 +13,18 @@
 //                             RMM streams, streamlike.Stream); a Python int is refused (TypeError).
 //   shared_stream             the same objects; the shared_stream holds a strong reference to the
 //                             object until its last C++ copy is dropped (from any thread: the GIL is
-//                             taken; skipped while the interpreter finalizes). A streamlike.Stream of
-//                             this module that owns its stream shares it directly.
-//                             An object with __cuda_stream_owned__ (a streamlike.Stream of another
-//                             module, any producer of docs/owned-stream-abi.md) gives an owning
-//                             reference instead: no Python object is kept, no GIL on the last drop.
+//                             taken; skipped while the interpreter finalizes). An owning
+//                             streamlike.Stream of the type this module returns (the package's, or
+//                             the module's own: see below) shares its owner: one atomic increment on
+//                             the same count (C++ use_count() 2, Stream.use_count 1).
+//                             Any other object with __cuda_stream_owned__ (a Stream of a type this
+//                             module does not return, any producer of docs/owned-stream-abi.md)
+//                             gives an owning reference through the capsule instead: a control block
+//                             of this module's (C++ use_count() 1) holding one reference on the
+//                             producer's count (Stream.use_count 2). That reference keeps no Python
+//                             object of its own; what the producer's owner holds (for a Stream made
+//                             from a Python object, that object) lives until it drops, and is
+//                             released then under the GIL.
 //   std::optional<...> of either (with <pybind11/stl.h>): None gives an empty optional.
 //   streamlike::python::dlpack_stream, cai_stream
 //                             None or an int in the DLPack / __cuda_array_interface__ convention,
@@ -25,7 +32,11 @@
 // Return values:
 //   shared_stream             a streamlike.Stream that owns a reference (None if empty);
 //   stream_view               a non-owning streamlike.Stream (the C++ side must keep the stream alive).
-//   The type is made on first use, one per extension module; to expose it (isinstance checks):
+//   The type is looked up on first use (a stream returned, or stream_type() called): the streamlike
+//   package's Stream where the package is importable and its layout matches, so every module and
+//   the package share one Python type; else one made for this module (STREAMLIKE_PYTHON_LOCAL_TYPE=1
+//   forces that). A module that takes shared_stream parameters should look it up at import, or a
+//   Stream passed before it returned one takes the capsule route above. Exposing it at import does:
 //     m.attr("Stream") = py::reinterpret_borrow<py::object>((PyObject*) streamlike::python::stream_type());
 //
 // Cost per call: a stream_view parameter costs about what an int parameter costs (pybind11's own

@@ -102,9 +102,9 @@ namespace streamlike::python::detail {
   return keep_borrowed(obj, view, out);
 }
 
-/// The shared_stream argument `obj`. Our own owning streamlike.Stream shares its stream; an object
-/// with __cuda_stream_owned__ gives an owning reference (no Python object kept alive, no GIL on the
-/// last drop); any other is borrowed (decode_shared_borrowed).
+/// The shared_stream argument `obj`. An owning streamlike.Stream of the type this module returns
+/// shares its owner; an object with __cuda_stream_owned__ gives an owning reference (the reference
+/// keeps no Python object of its own); any other is borrowed (decode_shared_borrowed).
 [[nodiscard]] inline outcome decode_shared(PyObject* obj, bool convert, shared_stream& out) noexcept {
   if (const stream_object* own = own_stream_object(obj); own != nullptr) {
     if (own->owner) {

@@ -1,7 +1,8 @@
 // streamlike/python/detail/owned_capsule.hpp: owning streams in Python, through
 // `__cuda_stream_owned__()` and its "cuda_stream_owned" PyCapsule (docs/owned-stream-abi.md).
 // What streamlike.Stream gives out, and what a shared_stream parameter takes first: a reference
-// the C++ side owns outright, so no Python object is kept alive and the last drop needs no GIL.
+// the C++ side owns outright, which keeps no Python object of its own (what the producer's owner
+// holds is the producer's business: a Stream made from a Python object keeps that object).
 #ifndef STREAMLIKE_PYTHON_DETAIL_OWNED_CAPSULE_HPP
 #define STREAMLIKE_PYTHON_DETAIL_OWNED_CAPSULE_HPP
 

@@ -20,7 +20,8 @@ struct stream_object {
   cudaStream_t handle;
 };
 
-/// Where stream_type() keeps the type: one per extension module, for the life of the process.
+/// Where stream_type() keeps the type this extension module returns (the package's Stream, or one
+/// made for the module), for the life of the process; empty until first looked up.
 inline std::atomic<PyTypeObject*>& stream_type_slot() noexcept {
   static std::atomic<PyTypeObject*> slot{nullptr};
   return slot;
