@@ -110,21 +110,32 @@ run_program() {
   status=$?
   echo "$output" | tee -a "$log"
   echo "$output" | grep -E '^(TARGET|REFERENCE) ' >> "$verdicts"
-  judge_exit "$name" "$status" "$output"
+  judge_exit "$name" "$status" "$output" "${shown_only:-0}"
   say ""
 }
 
-# judge_exit NAME STATUS OUTPUT: a FAIL for NAME unless the judge's exit status and its TARGET
+# run_shown_program NAME GPU(0/1) [ratios.py arguments...]: a program whose rows are shown, not
+# judged (every row --info): it prints no verdict, and only a crash or a failed run is a FAIL.
+run_shown_program() {
+  shown_only=1 run_program "$@"
+}
+
+# judge_exit NAME STATUS OUTPUT [SHOWN]: a FAIL for NAME unless the judge's exit status and its TARGET
 # lines agree (0: only PASS; 1: a FAIL; 3: an INCONCLUSIVE; 77: a SKIP). A crash (a Python
 # traceback, any other status) or a run that printed no verdict can then never pass for a
 # success, nor drop its claims from the summary.
 judge_exit() {
-  local name=$1 status=$2 output=$3 targets why=""
+  local name=$1 status=$2 output=$3 shown=${4:-0} targets why=""
   targets=$(echo "$output" | grep -E '^TARGET ')
   if echo "$output" | grep -q '^Traceback (most recent call last)'; then
     why="the judge crashed (exit $status): see the traceback above"
   elif [ "$status" -eq 2 ]; then
     why="the run itself failed: see above"
+  elif [ "$shown" = 1 ] && [ -z "$targets" ]; then
+    case $status in
+      0 | 77) ;;
+      *) why="the judge exited with $status: see above" ;;
+    esac
   elif [ -z "$targets" ]; then
     why="printed no verdict (exit $status): see above"
   else
@@ -232,7 +243,7 @@ run_program ordering 1 --metric real_time \
   --info 'wait/streamlike::wait\(cudaStream_t,cudaStream_t\)|wait/event_per_call.*|diag/.*' "$floor" \
   "${refs_wait[@]}"
 
-run_program owner_queries 1 --metric real_time \
+run_shown_program owner_queries 1 --metric real_time \
   --info 'query/.*|diag/.*' 'query/core:stream_control_block::facts'
 
 # ---- summary ----------------------------------------------------------------------------------

@@ -216,6 +216,25 @@ expect(
     "with --require-gpu a skipped GPU program is a FAIL", rc == 1 and "stream_pool: FAIL (--require-gpu) SKIP" in s, out
 )
 
+# A program whose rows are only shown (owner_queries): it prints no verdict and that is no FAIL;
+# the same program crashing still is one.
+QUERIES = {"query/core:stream_control_block::facts": [1.0] * 3, "query/shared_stream::id(created)": [0.7] * 3}
+f = case("shown")
+folders.append(f)
+printing(f, "shared_stream_copy", benchmark_json(COPY_PASS))
+printing(f, "owner_queries", benchmark_json(QUERIES))
+rc, out = run_all(f)
+s = summary(out)
+expect(
+    "a shown-only program that ran adds no verdict and no FAIL",
+    rc == 0 and "owner_queries" not in s and "2 passed, 0 failed" in s,
+    out,
+)
+stub(f, "owner_queries", "echo 'cannot start' >&2; exit 1")
+rc, out = run_all(f)
+s = summary(out)
+expect("a shown-only program that fails is a FAIL", rc == 1 and "owner_queries: FAIL (the run itself failed" in s, out)
+
 # Nothing built: nothing passed, exit 1.
 f = case("empty")
 folders.append(f)
