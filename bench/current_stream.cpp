@@ -18,11 +18,9 @@
 //   diag/cuCtxGetDevice          the driver's device of the current context, through the entry
 //                                point cudart hands out
 //
-// Instruction counts (deterministic, no GPU): run under callgrind with the fake CUDA preloaded,
-//   LD_PRELOAD=BUILD/test/gpu/fake_driver/libstreamlike_fake_cuda.so valgrind --tool=callgrind \
-//     --collect-atstart=no --toggle-collect='streamlike::current_stream(int)' \
-//     BUILD/bench/current_stream --benchmark_filter=current/ --benchmark_min_time=0.001
-// and divide the instructions by the calls (callgrind_annotate --inclusive=yes).
+// Instruction counts (deterministic, no GPU): bench/tools/current_stream_instructions.py BUILD runs
+// each current/ row under callgrind with the fake CUDA preloaded, collecting inside
+// current_stream() only, and divides by the calls.
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_providers.hpp>
