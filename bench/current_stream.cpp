@@ -1,26 +1,29 @@
-// bench/current_stream.cpp: what streamlike::current_stream() costs on its own, with fake
-// providers of known cost standing in for the frameworks (no framework, no GPU needed for the
-// device-0 rows). The figure judged on the GPU machine is bench/python/bench_current_stream.py's
-// (torch's real provider); this program shows where the time of one call goes.
+// bench/current_stream.cpp: what streamlike::current_stream() costs on its own, with providers of
+// known cost standing in for the frameworks (no framework, no GPU needed for the device-0 rows).
+// The figure judged on the GPU machine is bench/python/bench_current_stream.py's (torch's real
+// provider); this program shows where the time of one call goes.
 //
-// Benchmark names:
-//   current/device_0/outside     current_stream(0): two fake framework providers (priorities 100
-//                                and 200, a thread-local read each, as torch and tvm-ffi keep
-//                                theirs) both name a default stream, so all three providers
-//                                (the two, then streamlike's own) are asked
-//   current/device_0/inside      the first fake provider names a stream: one provider asked
+// The providers are the GPU machine's: streamlike's built-in torch and tvm-ffi providers, which
+// find stand-ins for libtorch_cuda.so and libtvm_ffi.so (bench/fake_frameworks/, a thread-local
+// read each) that this program loads first, and streamlike's own. Benchmark names:
+//   current/device_0/outside     current_stream(0): torch and tvm-ffi name the default stream,
+//                                so all three providers are asked
+//   current/device_0/inside      torch names a stream (inside torch.cuda.stream(s)): one asked
 //   current/current_device/...   the same for the current device (current_stream()): adds the
 //                                current device's lookup. Skipped where the current device cannot
 //                                be read (no driver, no GPU); with the fake CUDA of
 //                                test/gpu/fake_driver preloaded they run against it
-//   diag/fake_provider_get       one fake provider's get, called directly: the floor per provider
+//   registered/device_0/outside  a fourth provider registered by hand (through its table) that
+//                                also names the default stream
+//   diag/fake_provider_get       a registered provider's get, called directly: the floor per
+//                                provider
 //   diag/cudaGetDevice           the runtime's current device
 //   diag/cuCtxGetDevice          the driver's device of the current context, through the entry
 //                                point cudart hands out
 //
 // Instruction counts (deterministic, no GPU): bench/tools/current_stream_instructions.py BUILD runs
-// each current/ row under callgrind with the fake CUDA preloaded, collecting inside
-// current_stream() only, and divides by the calls.
+// each row under callgrind with the fake CUDA preloaded, collecting inside current_stream() only,
+// and divides by the calls.
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_providers.hpp>
@@ -35,7 +38,13 @@
 #include <cstdint>
 #include <cstdio>
 
+#include <dlfcn.h>
+
 namespace bench_current {
+
+/// The stand-ins' setters (bench/fake_frameworks/), found after loading them.
+using torch_set_fn = std::int32_t (*)(void* stream, std::int32_t device);
+torch_set_fn torch_set = nullptr;
 
 /// A framework's current stream: a thread-local per device.
 template <int N>
@@ -55,7 +64,6 @@ template <int N>
 thread_local std::array<void*, 8> fake_framework<N>::current{};
 
 using first = fake_framework<1>;
-using second = fake_framework<2>;
 
 streamlike_current_stream_provider table(const char* name, std::int32_t priority,
                                          int (*get)(void*, std::int32_t, void**),
@@ -94,16 +102,26 @@ void current_stream_loop(benchmark::State& state, int device, bool inside) {
     state.SkipWithError("the current device cannot be read here (no driver or GPU; preload the fake CUDA)");
     return;
   }
+  if (torch_set == nullptr) {
+    state.SkipWithError("the stand-in for libtorch_cuda.so did not load");
+    return;
+  }
   const int index = device == streamlike::current_device ? device_of_the_thread() : device;
-  first::current[static_cast<std::size_t>(index)] = inside ? a_stream : nullptr;
+  (void)torch_set(inside ? a_stream : nullptr, index);
   for (auto _ : state) benchmark::DoNotOptimize(streamlike::current_stream(device));
-  first::current[static_cast<std::size_t>(index)] = nullptr;
+  (void)torch_set(nullptr, index);
 }
 
 void device_0_outside(benchmark::State& state) { current_stream_loop(state, 0, false); }
 void device_0_inside(benchmark::State& state) { current_stream_loop(state, 0, true); }
 void current_device_outside(benchmark::State& state) { current_stream_loop(state, streamlike::current_device, false); }
 void current_device_inside(benchmark::State& state) { current_stream_loop(state, streamlike::current_device, true); }
+
+void registered_device_0_outside(benchmark::State& state) {
+  streamlike::register_current_stream_provider(table("fake", 300, &first::get, &first::set));
+  current_stream_loop(state, 0, false);
+  (void)streamlike::unregister_current_stream_provider("fake");
+}
 
 void fake_provider_get(benchmark::State& state) {
   int (*volatile get)(void*, std::int32_t, void**) = &first::get; // called as the registry does
@@ -151,15 +169,18 @@ BENCHMARK(bench_current::device_0_outside)->Name("current/device_0/outside");
 BENCHMARK(bench_current::device_0_inside)->Name("current/device_0/inside");
 BENCHMARK(bench_current::current_device_outside)->Name("current/current_device/outside");
 BENCHMARK(bench_current::current_device_inside)->Name("current/current_device/inside");
+BENCHMARK(bench_current::registered_device_0_outside)->Name("registered/device_0/outside");
 BENCHMARK(bench_current::fake_provider_get)->Name("diag/fake_provider_get");
 BENCHMARK(bench_current::runtime_get_device)->Name("diag/cudaGetDevice");
 BENCHMARK(bench_current::driver_ctx_get_device)->Name("diag/cuCtxGetDevice");
 
 int main(int argc, char** argv) {
   using namespace bench_current;
-  // Two framework-like providers, as torch (100) and tvm-ffi (200) are registered.
-  streamlike::register_current_stream_provider(table("fake-torch", 100, &first::get, &first::set));
-  streamlike::register_current_stream_provider(table("fake-tvm-ffi", 200, &second::get, &second::set));
+  // The stand-ins for the frameworks, loaded as torch and tvm-ffi are: streamlike finds them.
+  void* torch = dlopen(BENCH_FAKE_TORCH, RTLD_NOW | RTLD_LOCAL);
+  void* tvm_ffi = dlopen(BENCH_FAKE_TVM_FFI, RTLD_NOW | RTLD_LOCAL);
+  if (torch == nullptr || tvm_ffi == nullptr) std::fprintf(stderr, "current_stream: %s\n", dlerror());
+  if (torch != nullptr) torch_set = reinterpret_cast<torch_set_fn>(dlsym(torch, "torch_set_current_cuda_stream"));
   if (cudaSetDevice(0) != cudaSuccess) (void)cudaGetLastError(); // a current context, as torch code has
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

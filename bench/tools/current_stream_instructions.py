@@ -2,7 +2,7 @@
 """Instructions one streamlike::current_stream() call executes, per row of bench/current_stream,
 without a GPU: each current/ row runs under callgrind with the fake CUDA of test/gpu/fake_driver
 preloaded, collecting inside current_stream() only, and the instructions are divided by the calls
-(the first fake provider is asked exactly once per call). The fake CUDA's own share (its
+(torch's stand-in, the first provider, is asked exactly once per call). The fake CUDA's own share (its
 bookkeeping, not what the real driver costs) is shown apart.
 
     bench/tools/current_stream_instructions.py BUILD
@@ -21,6 +21,7 @@ ROWS = [
     "current/device_0/inside",
     "current/current_device/outside",
     "current/current_device/inside",
+    "registered/device_0/outside",
 ]
 FAKE_CUDA_CALLS = re.compile(r"\b(cudaGetDevice|fake_cuCtxGetDevice_v2|fake_cuCtxGetDevice)\b")
 
@@ -45,7 +46,7 @@ def count(exe, fake, row):
                     callee = names.get(m.group(1), "")
                 continue
             m = re.match(r"^calls=(\d+)", line)
-            if m and "fake_framework<1>::get" in callee:
+            if m and "aoti_torch_get_current_cuda_stream" in callee:
                 calls += int(m.group(1))
         annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
                                    capture_output=True, text=True, check=True).stdout
