@@ -208,13 +208,20 @@ void look_for_frameworks(registry& r, bool throttled) noexcept {
 
 } // namespace
 
-const provider_list& providers(bool throttled) noexcept {
-  // Once every built-in framework is found (the list says so), the list is all there is to read.
+namespace {
+
+/// providers(), inlined into current_stream(): once every built-in framework is found (the list
+/// says so), the list is all there is to read.
+inline const provider_list& listed(bool throttled) noexcept {
   const provider_list* list = published.load(std::memory_order_acquire);
   if (list != nullptr && list->complete) [[likely]]
     return *list;
   return providers_looking(throttled);
 }
+
+} // namespace
+
+const provider_list& providers(bool throttled) noexcept { return listed(throttled); }
 
 namespace {
 
@@ -246,6 +253,22 @@ inline void* first_answer(const provider_list& list, int device, std::ptrdiff_t&
     if (by < 0) {
       first = stream;
       by = g - begin;
+    }
+  }
+  return first;
+}
+
+/// first_answer without the provider: what current_stream() needs, in fewer registers.
+inline void* current_handle(const provider_list& list, int device) noexcept {
+  void* first = nullptr;
+  bool have_first = false;
+  for (const getter& g : list.getters) {
+    void* stream = nullptr;
+    if (!ask(g, device, stream)) continue;
+    if (!is_default_handle(stream)) return stream;
+    if (!have_first) {
+      first = stream;
+      have_first = true;
     }
   }
   return first;
@@ -330,9 +353,7 @@ namespace current = detail::current;
 
 stream_view current_stream(int device) {
   device = current::resolve_device(device, "current_stream");
-  std::ptrdiff_t by = -1;
-  return stream_view{
-      static_cast<cudaStream_t>(current::first_answer(current::providers(/*throttled=*/true), device, by))};
+  return stream_view{static_cast<cudaStream_t>(current::current_handle(current::listed(/*throttled=*/true), device))};
 }
 
 scoped_current_stream::scoped_current_stream(stream_view stream, int device, bool device_of_stream) : stream_(stream) {
