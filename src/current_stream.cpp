@@ -1,5 +1,6 @@
 // current_stream(), scoped_current_stream and the provider registry (docs/current-stream.md).
 #include "current_stream_registry.hpp"
+#include "driver_entry_points.hpp"
 
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_providers.hpp>
@@ -27,25 +28,41 @@ namespace {
 
 // --- streamlike's own provider: a thread-local stream per device ------------------------------
 
-struct own_entry {
-  void* stream = nullptr;
-};
+// The first devices' streams in a plain array: trivial to construct and destroy, so reading it is
+// one thread-local access with no initialization check. Devices beyond it, in a vector (its
+// thread-local destructor is registered only on a thread that sets one).
+constexpr std::size_t own_inline_devices = 32;
+thread_local void* own_inline[own_inline_devices] = {};
+thread_local std::vector<void*> own_more; // devices own_inline_devices and up; grows on set
 
-thread_local std::vector<own_entry> own_streams; // indexed by device; grows on set
+[[gnu::noinline]] void* own_more_get(std::size_t device) noexcept {
+  const std::size_t i = device - own_inline_devices;
+  return i < own_more.size() ? own_more[i] : nullptr;
+}
+
+inline void* own_read(int32_t device) noexcept {
+  const auto d = static_cast<std::size_t>(device);
+  return d < own_inline_devices ? own_inline[d] : own_more_get(d);
+}
 
 int own_get(void*, int32_t device, void** stream) {
-  *stream = static_cast<std::size_t>(device) < own_streams.size() ? own_streams[static_cast<std::size_t>(device)].stream
-                                                                  : nullptr;
+  *stream = own_read(device);
   return STREAMLIKE_CURRENT_STREAM_OK;
 }
 
 int own_set(void*, int32_t device, void* stream) {
+  const auto d = static_cast<std::size_t>(device);
+  if (d < own_inline_devices) {
+    own_inline[d] = stream;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
   try {
-    if (static_cast<std::size_t>(device) >= own_streams.size()) {
+    const std::size_t i = d - own_inline_devices;
+    if (i >= own_more.size()) {
       if (stream == nullptr) return STREAMLIKE_CURRENT_STREAM_OK; // unset already reads as 0
-      own_streams.resize(static_cast<std::size_t>(device) + 1);
+      own_more.resize(i + 1, nullptr);
     }
-    own_streams[static_cast<std::size_t>(device)].stream = stream;
+    own_more[i] = stream;
     return STREAMLIKE_CURRENT_STREAM_OK;
   } catch (...) {
     return STREAMLIKE_CURRENT_STREAM_FAILED; // out of memory
@@ -56,9 +73,12 @@ constexpr const char* own_name = "streamlike";
 
 // --- The registry -----------------------------------------------------------------------------
 
+// The list current_stream() reads: one acquire load, no function-local static's guard.
+constinit std::atomic<const provider_list*> published{nullptr};
+
 struct registry {
   std::mutex write;
-  std::atomic<const provider_list*> list{nullptr};
+  std::atomic<const provider_list*>& list = published;
   // Built-in frameworks: found once, then never looked for again.
   bool torch_found = false;
   bool tvm_ffi_found = false;
@@ -72,12 +92,17 @@ registry& the_registry() noexcept {
   return *r;
 }
 
-/// Publishes `entries` (sorted here) as the new list; the old one stays valid forever.
+/// Publishes `entries` (sorted here) as the new list; the old one stays valid forever. Called
+/// under r.write.
 void publish(registry& r, std::vector<provider> entries) {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const provider& a, const provider& b) { return a.table.priority < b.table.priority; });
-  auto* list = new provider_list{std::move(entries)};
-  for (provider& p : list->entries) p.table.name = p.name.c_str(); // after the move: stable now
+  auto* list = new provider_list{std::move(entries), {}, r.all_found.load(std::memory_order_relaxed)};
+  list->getters.reserve(list->entries.size());
+  for (provider& p : list->entries) {
+    p.table.name = p.name.c_str(); // after the move: stable now
+    list->getters.push_back(getter{p.direct.kind, p.table.get, p.table.context, p.direct.torch, p.direct.tvm_ffi});
+  }
   r.list.store(list, std::memory_order_release);
 }
 
@@ -96,7 +121,7 @@ const provider_list* initial_list(registry& r) {
   own.get = &own_get;
   own.set = &own_set;
   std::vector<provider> entries;
-  entries.push_back(provider{own, own_name});
+  entries.push_back(provider{own, own_name, direct_get{direct_kind::own, nullptr, nullptr}});
   publish(r, std::move(entries));
   return r.list.load(std::memory_order_acquire);
 }
@@ -138,30 +163,32 @@ void look_for_frameworks(registry& r, bool throttled) noexcept {
     if (loads == r.seen_loads.load(std::memory_order_relaxed)) return;
     std::vector<provider> entries = copy_of(r);
     bool added = false;
-    const auto add = [&](bool& found, bool (*find)(streamlike_current_stream_provider&)) {
+    const auto add = [&](bool& found, bool (*find)(streamlike_current_stream_provider&, direct_get&)) {
       if (found) return;
       streamlike_current_stream_provider table{};
-      if (!find(table)) return;
+      direct_get direct{};
+      if (!find(table, direct)) return;
       found = true;
       const std::string name = table.name;
       // A provider registered under the same name by hand (e.g. a test's) keeps its place.
       if (std::any_of(entries.begin(), entries.end(), [&](const provider& p) { return p.name == name; })) return;
-      entries.push_back(provider{table, name});
+      entries.push_back(provider{table, name, direct});
       added = true;
     };
     add(r.torch_found, &providers::find_torch);
     add(r.tvm_ffi_found, &providers::find_tvm_ffi);
-    if (added) publish(r, std::move(entries));
+    const bool complete = r.torch_found && r.tvm_ffi_found;
+    if (complete) r.all_found.store(true, std::memory_order_relaxed);
+    // A complete list is published even when nothing was added (a framework found under a name
+    // registered by hand), so that readers stop looking.
+    if (added || complete) publish(r, std::move(entries));
     r.seen_loads.store(loads, std::memory_order_relaxed);
-    if (r.torch_found && r.tvm_ffi_found) r.all_found.store(true, std::memory_order_relaxed);
   } catch (...) {
     // Out of memory: look again next time.
   }
 }
 
-} // namespace
-
-const provider_list& providers(bool throttled) noexcept {
+[[gnu::noinline]] const provider_list& providers_looking(bool throttled) noexcept {
   registry& r = the_registry();
   const provider_list* list = r.list.load(std::memory_order_acquire);
   if (list == nullptr) [[unlikely]] {
@@ -172,38 +199,115 @@ const provider_list& providers(bool throttled) noexcept {
       return empty;
     }
   }
-  if (!r.all_found.load(std::memory_order_relaxed)) [[unlikely]] {
+  if (!r.all_found.load(std::memory_order_relaxed)) {
     look_for_frameworks(r, throttled);
     list = r.list.load(std::memory_order_acquire);
   }
   return *list;
 }
 
-answer current_answer(const provider_list& list, int device) noexcept {
-  answer first;
-  bool have_first = false;
-  for (const provider& p : list.entries) {
+} // namespace
+
+namespace {
+
+/// providers(), inlined into current_stream(): once every built-in framework is found (the list
+/// says so), the list is all there is to read.
+inline const provider_list& listed(bool throttled) noexcept {
+  const provider_list* list = published.load(std::memory_order_acquire);
+  if (list != nullptr && list->complete) [[likely]]
+    return *list;
+  return providers_looking(throttled);
+}
+
+} // namespace
+
+const provider_list& providers(bool throttled) noexcept { return listed(throttled); }
+
+namespace {
+
+/// One provider's answer; false where it gave none (failed, or unavailable on this thread).
+inline bool ask(const getter& g, int device, void*& stream) noexcept {
+  switch (g.kind) {
+    case direct_kind::own: stream = own_read(device); return true;
+    case direct_kind::torch: return g.torch(device, &stream) == 0;
+    case direct_kind::tvm_ffi: stream = g.tvm_ffi(2 /* kDLCUDA */, device); return true;
+    case direct_kind::table: break;
+  }
+  return g.get(g.context, device, &stream) == STREAMLIKE_CURRENT_STREAM_OK;
+}
+
+/// The rule (docs/current-stream.md): the first answer naming a stream other than a default
+/// stream, else the first answer; its index in the list, or -1 for none.
+inline void* first_answer(const provider_list& list, int device, std::ptrdiff_t& by) noexcept {
+  const getter* const begin = list.getters.data();
+  const getter* const end = begin + list.getters.size();
+  void* first = nullptr;
+  by = -1;
+  for (const getter* g = begin; g != end; ++g) {
     void* stream = nullptr;
-    if (p.table.get(p.table.context, device, &stream) != STREAMLIKE_CURRENT_STREAM_OK) continue;
-    if (!is_default_handle(stream)) return answer{stream, &p};
+    if (!ask(*g, device, stream)) continue;
+    if (!is_default_handle(stream)) {
+      by = g - begin;
+      return stream;
+    }
+    if (by < 0) {
+      first = stream;
+      by = g - begin;
+    }
+  }
+  return first;
+}
+
+/// first_answer without the provider: what current_stream() needs, in fewer registers.
+inline void* current_handle(const provider_list& list, int device) noexcept {
+  void* first = nullptr;
+  bool have_first = false;
+  for (const getter& g : list.getters) {
+    void* stream = nullptr;
+    if (!ask(g, device, stream)) continue;
+    if (!is_default_handle(stream)) return stream;
     if (!have_first) {
-      first = answer{stream, &p};
+      first = stream;
       have_first = true;
     }
   }
   return first;
 }
 
-int resolve_device(int device, const char* operation) {
-  if (device >= 0) return device;
-  if (device != current_device) {
-    throw std::invalid_argument(std::string("streamlike::") + operation +
-                                ": device must be a device ordinal (>= 0) or " +
-                                "streamlike::current_device (-1), got " + std::to_string(device));
-  }
+} // namespace
+
+answer current_answer(const provider_list& list, int device) noexcept {
+  std::ptrdiff_t by = -1;
+  void* const stream = first_answer(list, device, by);
+  return by < 0 ? answer{} : answer{stream, &list.entries[static_cast<std::size_t>(by)]};
+}
+
+void throw_bad_device(int device, const char* operation) {
+  throw std::invalid_argument(std::string("streamlike::") + operation + ": device must be a device ordinal (>= 0) or " +
+                              "streamlike::current_device (-1), got " + std::to_string(device));
+}
+
+namespace {
+
+[[gnu::noinline]] int runtime_current_device(const char* operation) {
   int current = 0;
-  detail::throw_if_error(cudaGetDevice(&current), std::string(operation) + ": cudaGetDevice");
+  const cudaError_t status = cudaGetDevice(&current);
+  if (status != cudaSuccess) [[unlikely]]
+    detail::throw_if_error(status, std::string(operation) + ": cudaGetDevice");
   return current;
+}
+
+} // namespace
+
+int current_device_of_thread(const char* operation) {
+  // The driver's device of the current context is what cudaGetDevice answers whenever a context
+  // is current (and one is wherever CUDA work was done on the thread), without the runtime's
+  // wrapper around it. No current context (a fresh thread), or no driver: the runtime's answer.
+  const auto get_device = driver::get().ctx_get_device;
+  CUdevice device = 0;
+  if (get_device != nullptr && get_device(&device, nullptr) == CUDA_SUCCESS) [[likely]]
+    return static_cast<int>(device);
+  return runtime_current_device(operation);
 }
 
 namespace {
@@ -249,8 +353,7 @@ namespace current = detail::current;
 
 stream_view current_stream(int device) {
   device = current::resolve_device(device, "current_stream");
-  return stream_view{
-      static_cast<cudaStream_t>(current::current_answer(current::providers(/*throttled=*/true), device).stream)};
+  return stream_view{static_cast<cudaStream_t>(current::current_handle(current::listed(/*throttled=*/true), device))};
 }
 
 scoped_current_stream::scoped_current_stream(stream_view stream, int device, bool device_of_stream) : stream_(stream) {
@@ -358,7 +461,7 @@ void register_current_stream_provider(const streamlike_current_stream_provider& 
     throw std::invalid_argument("streamlike::register_current_stream_provider: a provider named '" + name +
                                 "' is already registered (unregister it first)");
   }
-  entries.push_back(current::provider{provider, name});
+  entries.push_back(current::provider{provider, name, {}});
   current::publish(r, std::move(entries));
 }
 

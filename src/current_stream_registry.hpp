@@ -6,20 +6,50 @@
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/stream_view.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace streamlike::detail::current {
 
+/// How current_stream() asks a provider: through its table, or (the built-in ones) straight into
+/// the framework's function or streamlike's thread-local, one indirect call fewer.
+enum class direct_kind : unsigned char { table, torch, tvm_ffi, own };
+
+/// The built-in providers' framework functions, called directly by current_stream().
+using torch_get_fn = std::int32_t (*)(std::int32_t device_index, void** ret_stream);
+using tvm_get_fn = void* (*)(std::int32_t device_type, std::int32_t device_id);
+
+struct direct_get {
+  direct_kind kind = direct_kind::table;
+  torch_get_fn torch = nullptr;
+  tvm_get_fn tvm_ffi = nullptr;
+};
+
 struct provider {
   streamlike_current_stream_provider table; // table.name points into `name`
   std::string name;
+  direct_get direct{};
+};
+
+/// What current_stream() reads of one provider: the table's get, or a direct function.
+struct getter {
+  direct_kind kind;
+  int (*get)(void* context, std::int32_t device, void** stream);
+  void* context;
+  torch_get_fn torch;
+  tvm_get_fn tvm_ffi;
 };
 
 /// An immutable list, sorted in asking order. Lists are never freed: a reader holds no lock and a
 /// list it is walking stays valid whatever registers meanwhile (registrations are rare).
+/// `getters` is the same list packed for current_stream() (what one call reads: 40 bytes a provider);
+/// `complete`: every built-in framework was found when the list was made, so nobody need look for
+/// newly loaded ones again.
 struct provider_list {
   std::vector<provider> entries;
+  std::vector<getter> getters;
+  bool complete = false;
 };
 
 /// The current list, after looking for built-in frameworks loaded since the last look. Throttled
@@ -34,9 +64,22 @@ struct answer {
 };
 [[nodiscard]] answer current_answer(const provider_list& list, int device) noexcept;
 
+/// The calling thread's current device: the device of its current context, asked of the driver
+/// (cuCtxGetDevice, which cudaGetDevice wraps), or where no context is current or the driver
+/// cannot answer, cudaGetDevice. Throws streamlike::error naming `operation` when neither answers.
+[[nodiscard]] int current_device_of_thread(const char* operation);
+
+/// Throws std::invalid_argument for a device below -1, naming `operation`.
+[[noreturn]] void throw_bad_device(int device, const char* operation);
+
 /// `device`, or the current device for current_device; throws std::invalid_argument (below -1) or
-/// streamlike::error (cudaGetDevice failed), naming `operation`.
-[[nodiscard]] int resolve_device(int device, const char* operation);
+/// streamlike::error (the current device cannot be read), naming `operation`.
+[[nodiscard]] inline int resolve_device(int device, const char* operation) {
+  if (device >= 0) [[likely]]
+    return device;
+  if (device != -1) throw_bad_device(device, operation);
+  return current_device_of_thread(operation);
+}
 
 /// True for the handles CUDA gives the default streams: 0, cudaStreamLegacy, cudaStreamPerThread.
 [[nodiscard]] inline bool is_default_handle(void* stream) noexcept {
@@ -48,10 +91,11 @@ struct answer {
 
 namespace streamlike::detail::providers {
 /// Fills `out` with torch's provider when libtorch_cuda is loaded and has the stable C shim's
-/// functions (src/current_stream_torch.cpp).
-[[nodiscard]] bool find_torch(streamlike_current_stream_provider& out) noexcept;
-/// Fills `out` with tvm-ffi's provider when libtvm_ffi is loaded (src/current_stream_tvm_ffi.cpp).
-[[nodiscard]] bool find_tvm_ffi(streamlike_current_stream_provider& out) noexcept;
+/// functions (src/current_stream_torch.cpp), and `direct` with its getter.
+[[nodiscard]] bool find_torch(streamlike_current_stream_provider& out, current::direct_get& direct) noexcept;
+/// Fills `out` with tvm-ffi's provider when libtvm_ffi is loaded (src/current_stream_tvm_ffi.cpp),
+/// and `direct` with its getter.
+[[nodiscard]] bool find_tvm_ffi(streamlike_current_stream_provider& out, current::direct_get& direct) noexcept;
 } // namespace streamlike::detail::providers
 
 #endif // STREAMLIKE_SRC_CURRENT_STREAM_REGISTRY_HPP

@@ -27,7 +27,7 @@
 namespace streamlike::detail::providers {
 namespace {
 
-using torch_get_fn = std::int32_t (*)(std::int32_t device_index, void** ret_stream);
+using current::torch_get_fn;
 using torch_set_fn = std::int32_t (*)(void* stream, std::int32_t device_index);
 
 using torch_guard_create_fn = std::int32_t (*)(void* stream, std::int32_t device_index, void** ret_guard);
@@ -93,7 +93,7 @@ int torch_leave(void* context, std::int32_t device, void* token) {
 
 } // namespace
 
-bool find_torch(streamlike_current_stream_provider& out) noexcept {
+bool find_torch(streamlike_current_stream_provider& out, current::direct_get& direct) noexcept {
   void* lib = loaded_library("libtorch_cuda.so");
   if (lib == nullptr) return false;
   torch_found.get = function_in<torch_get_fn>(lib, "aoti_torch_get_current_cuda_stream");
@@ -109,6 +109,7 @@ bool find_torch(streamlike_current_stream_provider& out) noexcept {
   out.name = "torch";
   out.context = &torch_found;
   out.get = &torch_get;
+  direct = current::direct_get{current::direct_kind::torch, torch_found.get, nullptr};
   out.set = torch_found.set != nullptr ? &torch_set : nullptr;
   if (torch_found.create_guard != nullptr && torch_found.delete_guard != nullptr) {
     out.enter = &torch_enter;

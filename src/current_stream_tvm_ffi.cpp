@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::int32_t dl_cuda = 2; // DLDeviceType kDLCUDA
 
-using tvm_get_fn = void* (*)(std::int32_t device_type, std::int32_t device_id);
+using current::tvm_get_fn;
 using tvm_set_fn = int (*)(std::int32_t device_type, std::int32_t device_id, void* stream, void** original);
 
 struct tvm_functions {
@@ -38,7 +38,7 @@ int tvm_set(void* context, std::int32_t device, void* stream) {
 
 } // namespace
 
-bool find_tvm_ffi(streamlike_current_stream_provider& out) noexcept {
+bool find_tvm_ffi(streamlike_current_stream_provider& out, current::direct_get& direct) noexcept {
   void* lib = loaded_library("libtvm_ffi.so");
   if (lib == nullptr) return false;
   tvm_found.get = function_in<tvm_get_fn>(lib, "TVMFFIEnvGetStream");
@@ -50,6 +50,7 @@ bool find_tvm_ffi(streamlike_current_stream_provider& out) noexcept {
   out.name = "tvm-ffi";
   out.context = &tvm_found;
   out.get = &tvm_get;
+  direct = current::direct_get{current::direct_kind::tvm_ffi, nullptr, tvm_found.get};
   out.set = tvm_found.set != nullptr ? &tvm_set : nullptr;
   return true;
 }

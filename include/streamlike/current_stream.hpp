@@ -38,9 +38,10 @@ inline constexpr int current_device = -1;
 /// registered provider by its priority, streamlike's own thread-local last) and the first that
 /// names a stream other than a default stream answers; when every provider names a default
 /// stream, the first answer is returned; with no answer at all, the handle 0 (the default stream
-/// of the translation unit that launches on it). No CUDA call beyond cudaGetDevice for the
-/// default device. Throws streamlike::error when the current device cannot be read (no driver),
-/// and std::invalid_argument for a device below -1.
+/// of the translation unit that launches on it). No CUDA call beyond reading the current device
+/// for the default device (the driver's device of the current context, else cudaGetDevice).
+/// Throws streamlike::error when the current device cannot be read (no driver), and
+/// std::invalid_argument for a device below -1.
 [[nodiscard]] STREAMLIKE_API stream_view current_stream(int device = current_device);
 
 /// Makes a stream current for the calling thread and the stream's device in streamlike and in

@@ -60,6 +60,31 @@ TEST_CASE("a scope on one thread is not seen on another") {
   CHECK(streamlike::current_stream() == stream_view{stream.get()});
 }
 
+TEST_CASE("the default device is the runtime's current device, with or without a current context") {
+  int count = 0;
+  GPU_REQUIRE_CUDA(cudaGetDeviceCount(&count));
+  const int before = current_device();
+  for (int device = 0; device < count; ++device) { // a current context: its device
+    GPU_REQUIRE_CUDA(cudaSetDevice(device));
+    gpu_test::owned_stream stream;
+    const streamlike::scoped_current_stream scope{stream.get(), device};
+    CHECK(streamlike::current_stream() == stream_view{stream.get()});
+  }
+  GPU_REQUIRE_CUDA(cudaSetDevice(before));
+  // A thread that has made no CUDA call has no current context: the runtime's device (0) answers.
+  gpu_test::owned_stream stream; // on `before`
+  stream_view seen = stream_view::legacy_default();
+  int runtime_device = -1;
+  std::thread fresh([&] {
+    const streamlike::scoped_current_stream scope{stream.get(), 0};
+    seen = streamlike::current_stream();
+    (void)cudaGetDevice(&runtime_device);
+  });
+  fresh.join();
+  CHECK(runtime_device == 0);
+  CHECK(seen == stream_view{stream.get()});
+}
+
 TEST_CASE("under capture, in every mode, a scope of the capturing stream and current_stream() keep the capture") {
   for (const gpu_test::mode_case& mode : gpu_test::modes) {
     INFO(mode.name, " capture");
