@@ -30,10 +30,20 @@ def count(exe, fake, row):
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "callgrind.out")
         subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
-             "--toggle-collect=streamlike::current_stream(int)", exe, f"--benchmark_filter=^{row}$",
-             "--benchmark_min_time=0.02"],
-            env=dict(os.environ, LD_PRELOAD=fake), check=True, capture_output=True)
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}",
+                "--collect-atstart=no",
+                "--toggle-collect=streamlike::current_stream(int)",
+                exe,
+                f"--benchmark_filter=^{row}$",
+                "--benchmark_min_time=0.02",
+            ],
+            env=dict(os.environ, LD_PRELOAD=fake),
+            check=True,
+            capture_output=True,
+        )
         text = open(out).read()
         total = int(re.search(r"^totals: (\d+)", text, re.M).group(1))
         names, callee, calls = {}, "", 0
@@ -48,8 +58,12 @@ def count(exe, fake, row):
             m = re.match(r"^calls=(\d+)", line)
             if m and "aoti_torch_get_current_cuda_stream" in callee:
                 calls += int(m.group(1))
-        annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
-                                   capture_output=True, text=True, check=True).stdout
+        annotated = subprocess.run(
+            ["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         cuda = 0
         for line in annotated.splitlines():
             m = re.match(r"^\s*([\d,]+) ", line)
