@@ -282,6 +282,19 @@ TEST_CASE("unique_stream on a capturing stream") {
     auto* u = new unique_stream(unique_stream::create({.non_blocking = true}));
     check_destroy("destroying a unique_stream", u->get(), c, [&] { delete u; });
   }
+  // ... and where another device is current, so that the driver's destroy in the current context
+  // does not apply: the runtime's, on the device found through the context.
+  fake_cuda_set_devices(2);
+  for (const capture_case& c : every_capture) {
+    auto* u = new unique_stream(unique_stream::create({.non_blocking = true}));
+    check_destroy("destroying a unique_stream where another device is current", u->get(), c, [&] {
+      REQUIRE(cudaSetDevice(1) == cudaSuccess);
+      delete u;
+      REQUIRE(cudaSetDevice(0) == cudaSuccess);
+    });
+    CHECK(fake_cuda_calls("cudaStreamDestroy") == 1);
+  }
+  fake_cuda_set_devices(1);
 }
 
 TEST_CASE("events and ordering on a capturing stream") {
