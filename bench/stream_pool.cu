@@ -24,7 +24,8 @@
 //   diag/...                                           what creation asks CUDA, one piece each: the
 //                                                      checks (device, priority range), the facts a
 //                                                      shared_stream caches (id, context, primary
-//                                                      context) and the control block
+//                                                      context), the drop's check and the control
+//                                                      block
 //
 // Without a CUDA device it says so and exits 77 (skipped) before registering anything.
 // Nothing is queued on any stream, so there is no queue to bound.
@@ -85,6 +86,8 @@ struct driver_calls {
   CUresult (*primary_ctx_get_state)(CUdevice, unsigned int*, int*) = nullptr;
   CUresult (*primary_ctx_retain)(CUcontext*, CUdevice) = nullptr;
   CUresult (*primary_ctx_release)(CUdevice) = nullptr;
+  CUresult (*ctx_get_current)(CUcontext*) = nullptr;
+  CUresult (*stream_get_id)(CUstream, unsigned long long*) = nullptr;
 };
 driver_calls drv;
 
@@ -174,8 +177,39 @@ void context_id(benchmark::State& state) {
   }
 }
 
-// What the drop of a created shared_stream asks to know its context is still alive (and what
-// creation asked before it remembered the primary context's id).
+// What a created shared_stream asks of the driver beside its create and destroy: at create, the
+// current context (whose device and primary-ness are remembered per context id) and the stream's
+// id; at the drop, that the current context is still the stream's and its device's primary
+// context is initialized.
+void current_context_id(benchmark::State& state) {
+  for (auto _ : state) {
+    CUcontext ctx = nullptr;
+    unsigned long long id = 0;
+    check_driver(drv.ctx_get_current(&ctx), "cuCtxGetCurrent");
+    check_driver(drv.ctx_get_id(ctx, &id), "cuCtxGetId");
+    benchmark::DoNotOptimize(id);
+  }
+}
+
+void driver_stream_id(benchmark::State& state) {
+  for (auto _ : state) {
+    unsigned long long id = 0;
+    check_driver(drv.stream_get_id(facts_stream, &id), "cuStreamGetId");
+    benchmark::DoNotOptimize(id);
+  }
+}
+
+void primary_context_state(benchmark::State& state) {
+  for (auto _ : state) {
+    unsigned int flags = 0;
+    int active = 0;
+    check_driver(drv.primary_ctx_get_state(0, &flags, &active), "cuDevicePrimaryCtxGetState");
+    benchmark::DoNotOptimize(active);
+  }
+}
+
+// What the drop of a shared_stream asks where the stream's context is not current (and what the
+// drop asked every time before it looked at the current context first).
 void primary_context_id(benchmark::State& state) {
   for (auto _ : state) {
     unsigned int flags = 0;
@@ -228,6 +262,9 @@ void register_all() {
   benchmark::RegisterBenchmark("diag/cudaGetDevice", current_device);
   benchmark::RegisterBenchmark("diag/cudaStreamGetId", stream_id);
   benchmark::RegisterBenchmark("diag/cuStreamGetCtx+cuCtxGetId", context_id);
+  benchmark::RegisterBenchmark("diag/cuCtxGetCurrent+cuCtxGetId", current_context_id);
+  benchmark::RegisterBenchmark("diag/cuStreamGetId", driver_stream_id);
+  benchmark::RegisterBenchmark("diag/cuDevicePrimaryCtxGetState", primary_context_state);
   benchmark::RegisterBenchmark("diag/primary_context_id:GetState+Retain+cuCtxGetId+Release", primary_context_id);
   benchmark::RegisterBenchmark("diag/control_block:keep_alive+drop", control_block);
 }
@@ -251,6 +288,8 @@ int main(int argc, char** argv) {
       driver_entry_point<decltype(bench_pool::drv.primary_ctx_retain)>("cuDevicePrimaryCtxRetain");
   bench_pool::drv.primary_ctx_release =
       driver_entry_point<decltype(bench_pool::drv.primary_ctx_release)>("cuDevicePrimaryCtxRelease");
+  bench_pool::drv.ctx_get_current = driver_entry_point<decltype(bench_pool::drv.ctx_get_current)>("cuCtxGetCurrent");
+  bench_pool::drv.stream_get_id = driver_entry_point<decltype(bench_pool::drv.stream_get_id)>("cuStreamGetId");
   bench_gpu::check(cudaStreamCreateWithFlags(&bench_pool::facts_stream, cudaStreamNonBlocking),
                    "cudaStreamCreateWithFlags");
   benchmark::AddCustomContext("stream_pool size", std::to_string(bench_pool::pool->size()));

@@ -55,6 +55,46 @@ bool still_alive(unsigned long long recorded_primary_id, int device) noexcept {
   return recorded_primary_id == 0 || primary_id(device) == recorded_primary_id;
 }
 
+unsigned long long current_id() noexcept {
+  const auto& drv = driver::get();
+  if (drv.ctx_get_current == nullptr || drv.ctx_get_id == nullptr) return 0;
+  CUcontext ctx = nullptr;
+  unsigned long long id = 0;
+  if (drv.ctx_get_current(&ctx) != CUDA_SUCCESS || ctx == nullptr || drv.ctx_get_id(ctx, &id) != CUDA_SUCCESS) return 0;
+  return id;
+}
+
+bool current(current_context& out) noexcept {
+  const auto& drv = driver::get();
+  if (drv.ctx_get_current == nullptr || drv.ctx_get_id == nullptr) return false;
+  if (drv.ctx_get_current(&out.handle) != CUDA_SUCCESS || out.handle == nullptr) return false;
+  // An uninitialized primary context (reset, not made again) answers CUDA_ERROR_CONTEXT_IS_DESTROYED.
+  if (drv.ctx_get_id(out.handle, &out.id) != CUDA_SUCCESS || out.id == 0) return false;
+  // A context's device and whether it is primary are fixed for its life, and its id is never
+  // reused: the last answer per thread stays true for that id.
+  struct remembered {
+    unsigned long long id = 0;
+    int device = -1;
+    unsigned long long primary_id = 0;
+  };
+  thread_local remembered last;
+  if (last.id != out.id) {
+    int device = -1;
+    if (drv.ctx_get_device != nullptr) {
+      CUdevice dev = -1;
+      if (drv.ctx_get_device(&dev, out.handle) != CUDA_SUCCESS) return false;
+      device = static_cast<int>(dev);
+    } else if (cudaGetDevice(&device) != cudaSuccess) { // a driver before CUDA 13: the current context's
+      (void)cudaGetLastError();
+      return false;
+    }
+    last = {out.id, device, primary_or_zero(out.id, device)};
+  }
+  out.device = last.device;
+  out.primary_id = last.primary_id;
+  return true;
+}
+
 namespace {
 
 // The driver's answer, or false where it has none.

@@ -28,6 +28,10 @@ entry_points load() noexcept {
   resolve(e.event_record, "cuEventRecord");
   resolve(e.stream_wait_event, "cuStreamWaitEvent");
   resolve(e.thread_exchange_stream_capture_mode, "cuThreadExchangeStreamCaptureMode");
+  resolve(e.ctx_get_current, "cuCtxGetCurrent");
+  resolve(e.stream_create_with_priority, "cuStreamCreateWithPriority");
+  resolve(e.stream_destroy, "cuStreamDestroy"); // _v2 as of 12.0, what cudaStreamDestroy calls
+  resolve(e.stream_get_id, "cuStreamGetId");
   return e;
 }
 

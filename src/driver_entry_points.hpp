@@ -32,6 +32,15 @@ struct entry_points {
   /// a capture_scope capture runs). Null where missing (the strictest mode is assumed then); not
   /// part of complete().
   CUresult (*thread_exchange_stream_capture_mode)(CUstreamCaptureMode*) = nullptr;
+  /// What the owners' create and drop make of the runtime's calls where the calling thread's
+  /// current context is the stream's (src/stream_lifecycle.cpp): the same driver calls, without
+  /// the runtime's wrapper around each, and the current context's id in place of cudaGetDevice
+  /// and the primary context's retain and release. Null where missing (the runtime calls are
+  /// used then); not part of complete().
+  CUresult (*ctx_get_current)(CUcontext*) = nullptr;
+  CUresult (*stream_create_with_priority)(CUstream*, unsigned int, int) = nullptr;
+  CUresult (*stream_destroy)(CUstream) = nullptr;
+  CUresult (*stream_get_id)(CUstream, unsigned long long*) = nullptr;
 
   [[nodiscard]] bool complete() const noexcept {
     return stream_get_ctx && ctx_get_id && primary_ctx_get_state && primary_ctx_retain && primary_ctx_release;

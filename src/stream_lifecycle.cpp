@@ -2,6 +2,7 @@
 
 #include "capture_checks.hpp"
 #include "cuda_context.hpp"
+#include "driver_entry_points.hpp"
 #include "nothrow_device_guard.hpp"
 
 #include <streamlike/detail/benchmark_floor.hpp>
@@ -28,27 +29,14 @@ int device_count(const char* who) {
   return count;
 }
 
-struct chosen_device {
-  int device;
-  bool is_current; // no device guard needed
-};
-
-// The device to create on: the one named (which must exist), or the current one, which exists
-// (cudaGetDevice answered), so the default path costs one runtime call.
-chosen_device checked_device(const stream_options& options, const char* who) {
-  if (!options.device) {
-    int device = 0;
-    throw_if_error(cudaGetDevice(&device), std::string(who) + ": cudaGetDevice");
-    return {device, true};
-  }
-  const int device = *options.device;
+// The device named in `options`, which must exist.
+void check_named_device(int device, const char* who) {
   if (device < 0 || device >= device_count(who)) {
     const int count = device_count(who);
     throw std::invalid_argument(std::string("streamlike: ") + who + ": device " + std::to_string(device) +
                                 " does not exist; expected 0.." + std::to_string(count - 1) + " (" +
                                 std::to_string(count) + " device(s))");
   }
-  return {device, false};
 }
 
 } // namespace
@@ -87,21 +75,51 @@ priority_range priority_range_of(int device, const char* who) {
 
 } // namespace
 
-created_stream create_stream(const stream_options& options, const char* who) {
-  const auto [device, is_current] = checked_device(options, who);
-  std::optional<device_guard> on_device;
-  if (!is_current) on_device.emplace(device);
+namespace {
+
+void check_priority(int priority, int device, const char* who) {
   const auto [least, greatest] = priority_range_of(device, who);
-  if (options.priority < greatest || options.priority > least) {
-    throw std::invalid_argument(std::string("streamlike: ") + who + ": priority " + std::to_string(options.priority) +
+  if (priority < greatest || priority > least) {
+    throw std::invalid_argument(std::string("streamlike: ") + who + ": priority " + std::to_string(priority) +
                                 " is outside device " + std::to_string(device) + "'s range; expected " +
                                 std::to_string(greatest) + " (highest) to " + std::to_string(least) + " (lowest)");
   }
+}
+
+} // namespace
+
+created_stream create_stream(const stream_options& options, const char* who) {
+  std::optional<device_guard> on_device;
+  if (options.device) {
+    check_named_device(*options.device, who);
+    on_device.emplace(*options.device); // one cudaGetDevice where it is current already
+  }
   const unsigned int flags = options.non_blocking ? cudaStreamNonBlocking : cudaStreamDefault;
+  // The driver's way, in the current context (what the runtime's call uses too): the context's
+  // id and device come with it, in place of cudaGetDevice now and of the stream's context asked
+  // later. A thread without a current context yet, a reset primary context or a missing driver
+  // function take the runtime's way, which makes the context (and reports any failure).
+  const auto& drv = driver::get();
+  cuda_context::current_context ctx;
+  if (drv.stream_create_with_priority != nullptr && cuda_context::current(ctx) &&
+      (!options.device || ctx.device == *options.device)) {
+    check_priority(options.priority, ctx.device, who);
+    CUstream handle = nullptr;
+    if (drv.stream_create_with_priority(&handle, flags, options.priority) == CUDA_SUCCESS) [[likely]] {
+      return {handle, ctx.device, flags, options.priority, true, ctx.primary_id};
+    }
+  }
+  int device = 0;
+  if (options.device) {
+    device = *options.device;
+  } else {
+    throw_if_error(cudaGetDevice(&device), std::string(who) + ": cudaGetDevice");
+  }
+  check_priority(options.priority, device, who);
   cudaStream_t handle = nullptr;
   throw_if_error(cudaStreamCreateWithPriority(&handle, flags, options.priority),
                  std::string(who) + ": cudaStreamCreateWithPriority");
-  return {handle, device, flags, options.priority};
+  return {handle, device, flags, options.priority, false, 0};
 }
 
 namespace {
@@ -121,9 +139,18 @@ unsigned long long primary_context_of(unsigned long long context_id, int device)
   return primary;
 }
 
+// A stream's id: the driver's cuStreamGetId where there is one (the runtime's call wraps it).
+// Asked only of a stream that is not capturing.
+void ask_id(cudaStream_t handle, stream_facts& facts) {
+  const auto& drv = driver::get();
+  if (drv.stream_get_id != nullptr && drv.stream_get_id(handle, &facts.id) == CUDA_SUCCESS) [[likely]]
+    return;
+  throw_if_error(cudaStreamGetId(handle, &facts.id), "cudaStreamGetId");
+}
+
 // What only CUDA can say of a stream whose device is known: its id and primary context.
 void ask_id_and_context(cudaStream_t handle, stream_facts& facts) {
-  throw_if_error(cudaStreamGetId(handle, &facts.id), "cudaStreamGetId");
+  ask_id(handle, facts);
   facts.primary_context_id = primary_context_of(cuda_context::id_of(handle), facts.device);
 }
 
@@ -134,7 +161,12 @@ stream_facts facts_of_created(const created_stream& created) {
   facts.device = created.device;
   facts.flags = created.flags;
   facts.priority = created.priority;
-  ask_id_and_context(created.handle, facts);
+  if (created.context_known) {
+    ask_id(created.handle, facts);
+    facts.primary_context_id = created.primary_context_id;
+  } else {
+    ask_id_and_context(created.handle, facts);
+  }
   return facts;
 }
 
@@ -150,6 +182,22 @@ stream_facts query_facts(cudaStream_t handle, const char* type, const char* oper
   return facts;
 }
 
+bool destroy_if_context_current(cudaStream_t handle, unsigned long long context_id, int device) noexcept {
+  if (context_id == 0) return false;
+  const auto& drv = driver::get();
+  if (drv.stream_destroy == nullptr || drv.primary_ctx_get_state == nullptr) return false;
+  // The current context is the one with that id, so it lives (ids are never reused): the stream
+  // is alive and in the current context, where the runtime's destroy would work too. The state
+  // check keeps a primary context that cudaDeviceReset left uninitialized (and still current) out,
+  // whatever its id answers.
+  if (cuda_context::current_id() != context_id) return false;
+  unsigned int flags = 0;
+  int active = 0;
+  if (drv.primary_ctx_get_state(device, &flags, &active) != CUDA_SUCCESS || active == 0) return false;
+  (void)drv.stream_destroy(handle); // a failure leaves nothing to release
+  return true;
+}
+
 void destroy_stream_on_device(cudaStream_t handle, int device) noexcept {
   const nothrow_device_guard on_device(device);
   // The runtime is unloading (process exit) or the driver is gone: the stream went with them.
@@ -158,6 +206,18 @@ void destroy_stream_on_device(cudaStream_t handle, int device) noexcept {
 }
 
 void destroy_stream(cudaStream_t handle) noexcept {
+  // The stream's context is current (the common case: dropped where it was made): the driver's
+  // destroy, in place of the runtime's device guard and destroy around it.
+  const auto& drv = driver::get();
+  if (drv.stream_destroy != nullptr && drv.stream_get_ctx != nullptr && drv.ctx_get_current != nullptr) {
+    CUcontext ctx = nullptr;
+    CUcontext current = nullptr;
+    if (drv.stream_get_ctx(handle, &ctx) == CUDA_SUCCESS && ctx != nullptr &&
+        drv.ctx_get_current(&current) == CUDA_SUCCESS && current == ctx) [[likely]] {
+      (void)drv.stream_destroy(handle); // a failure leaves nothing to release
+      return;
+    }
+  }
   // Through the context: cudaStreamGetDevice would invalidate a capture the stream is still in.
   destroy_stream_on_device(handle, cuda_context::device_of_or_minus_one(handle));
 }

@@ -19,16 +19,22 @@ struct created_stream {
   int device;
   unsigned int flags;
   int priority; // as asked: create_stream refuses one outside the device's range, which CUDA would clamp
+  /// Known when made through the driver in the current context (facts_of_created then asks
+  /// nothing more of the context): its primary context's id, or 0 for another context.
+  bool context_known = false;
+  unsigned long long primary_context_id = 0;
 };
 
-/// A new stream as `options` say, on their device (the current one stays current). Throws
+/// A new stream as `options` say, on their device (the current one stays current): with the
+/// driver's cuStreamCreateWithPriority in the thread's current context where the driver answers
+/// (the runtime's call wraps the same), else with cudaStreamCreateWithPriority. Throws
 /// streamlike::error naming `who` when CUDA fails, std::invalid_argument for a device or
 /// priority the machine does not have.
 [[nodiscard]] created_stream create_stream(const stream_options& options, const char* who);
 
 /// The facts of a stream create_stream just made: its device, flags and priority as made, its id
-/// and primary context asked of CUDA (two calls instead of query_facts' five; a new stream is not
-/// capturing). Throws streamlike::error if CUDA fails.
+/// asked of CUDA (a new stream is not capturing), its primary context as create_stream found it
+/// (else asked: cuStreamGetCtx, cuCtxGetId). Throws streamlike::error if CUDA fails.
 [[nodiscard]] stream_facts facts_of_created(const created_stream& created);
 
 /// The facts of a live stream (device, id, flags, priority, primary context). Throws
@@ -37,11 +43,19 @@ struct created_stream {
 /// invalidating the capture.
 [[nodiscard]] stream_facts query_facts(cudaStream_t handle, const char* type, const char* operation);
 
+/// Destroys `handle` with the driver's cuStreamDestroy if the thread's current context is the
+/// one with id `context_id` (not 0), which is then alive, and `device`'s primary context is
+/// initialized; true if it did. The owners' drop tries this before the device guard and the
+/// liveness check that the runtime's destroy needs. Never throws.
+bool destroy_if_context_current(cudaStream_t handle, unsigned long long context_id, int device) noexcept;
+
 /// Destroys a stream on `device` (a negative device: the current one). Never throws: errors,
 /// including a runtime that is unloading, are ignored, since there is nothing left to release.
 void destroy_stream_on_device(cudaStream_t handle, int device) noexcept;
 
-/// The same, on the device the stream reports (for owners that did not record it).
+/// The same, on the device the stream reports (for owners that did not record it): with the
+/// driver's cuStreamDestroy where the stream's context is the current one, else through
+/// destroy_stream_on_device.
 void destroy_stream(cudaStream_t handle) noexcept;
 
 } // namespace streamlike::detail

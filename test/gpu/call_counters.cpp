@@ -53,6 +53,25 @@ void created(cudaError_t status, const cudaStream_t* handle) {
   if (!s.live.insert(*handle).second) ++s.totals.creates_while_live;
 }
 
+// Counted before the real destroy: once it returns, another thread may be handed the same handle.
+void destroying(cudaStream_t stream) {
+  state& s = tracker();
+  const std::lock_guard lock(s.mutex);
+  s.used = true;
+  ++s.destroy_calls[stream];
+  if (s.live.erase(stream) == 1) {
+    ++s.totals.stream_destroys;
+  } else {
+    ++s.totals.destroys_not_live;
+  }
+}
+
+void destroy_failed() {
+  state& s = tracker();
+  const std::lock_guard lock(s.mutex);
+  ++s.totals.stream_destroys_failed;
+}
+
 } // namespace
 
 counts now() {
@@ -144,10 +163,34 @@ CUresult counting_cu_stream_wait_event(CUstream stream, CUevent event, unsigned 
   return real_cu_stream_wait_event(stream, event, flags);
 }
 
+// The driver's create and destroy, which libstreamlike's owners use where the stream's context
+// is current: counted and tracked like the runtime's.
+CUresult (*real_cu_stream_create_with_priority)(CUstream*, unsigned int, int) = nullptr;
+CUresult (*real_cu_stream_destroy)(CUstream) = nullptr;
+
+CUresult counting_cu_stream_create_with_priority(CUstream* stream, unsigned int flags, int priority) {
+  const CUresult status = real_cu_stream_create_with_priority(stream, flags, priority);
+  created(status == CUDA_SUCCESS ? cudaSuccess : cudaErrorUnknown, stream);
+  return status;
+}
+
+CUresult counting_cu_stream_destroy(CUstream stream) {
+  destroying(stream);
+  const CUresult status = real_cu_stream_destroy(stream);
+  if (status != CUDA_SUCCESS) destroy_failed();
+  return status;
+}
+
 // Hands out the counting form of a driver entry point this file counts; others unchanged.
 void substitute(const char* symbol, void** address) {
   if (address == nullptr || *address == nullptr) return;
-  if (std::strcmp(symbol, "cuEventRecord") == 0) {
+  if (std::strcmp(symbol, "cuStreamCreateWithPriority") == 0) {
+    real_cu_stream_create_with_priority = reinterpret_cast<decltype(real_cu_stream_create_with_priority)>(*address);
+    *address = reinterpret_cast<void*>(&counting_cu_stream_create_with_priority);
+  } else if (std::strcmp(symbol, "cuStreamDestroy") == 0) {
+    real_cu_stream_destroy = reinterpret_cast<decltype(real_cu_stream_destroy)>(*address);
+    *address = reinterpret_cast<void*>(&counting_cu_stream_destroy);
+  } else if (std::strcmp(symbol, "cuEventRecord") == 0) {
     real_cu_event_record = reinterpret_cast<decltype(real_cu_event_record)>(*address);
     *address = reinterpret_cast<void*>(&counting_cu_event_record);
   } else if (std::strcmp(symbol, "cuStreamWaitEvent") == 0) {
@@ -190,23 +233,9 @@ cudaError_t cudaStreamCreateWithPriority(cudaStream_t* pStream, unsigned int fla
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   using fn_type = cudaError_t (*)(cudaStream_t);
   static const fn_type fn = real<fn_type>(__func__);
-  auto& s = tracker();
-  {
-    // Counted before the real call: once it returns, another thread may be handed the same handle.
-    const std::lock_guard lock(s.mutex);
-    s.used = true;
-    ++s.destroy_calls[stream];
-    if (s.live.erase(stream) == 1) {
-      ++s.totals.stream_destroys;
-    } else {
-      ++s.totals.destroys_not_live;
-    }
-  }
+  call_counters::destroying(stream);
   const cudaError_t status = fn(stream);
-  if (status != cudaSuccess) {
-    const std::lock_guard lock(s.mutex);
-    ++s.totals.stream_destroys_failed;
-  }
+  if (status != cudaSuccess) call_counters::destroy_failed();
   return status;
 }
 

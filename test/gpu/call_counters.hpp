@@ -5,8 +5,9 @@
 // cudaEventDestroy, cudaEventRecord and cudaStreamWaitEvent then come first in the process's
 // symbol lookup, so libstreamlike's calls (through its PLT, into the shared cudart) land here too;
 // each counts and forwards to the real function found with dlsym(RTLD_NEXT, ...). The driver's
-// cuEventRecord and cuStreamWaitEvent, which libstreamlike fetches with
-// cudaGetDriverEntryPointByVersion (also interposed), are counted as the runtime's two are.
+// cuEventRecord, cuStreamWaitEvent, cuStreamCreateWithPriority and cuStreamDestroy, which
+// libstreamlike fetches with cudaGetDriverEntryPointByVersion (also interposed), are counted as the
+// runtime's are (a stream the driver made or destroyed counts as a create or a destroy).
 //
 // Besides the counts it keeps the set of live stream handles (created, not yet destroyed), so a
 // test can tell a double destroy or a leak from a balanced count. Handles are reused by the

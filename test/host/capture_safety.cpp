@@ -119,7 +119,8 @@ void check_destroy(const char* name, cudaStream_t stream, const capture_case& c,
   fake_cuda_reset_log();
   drop();
   CHECK_MESSAGE(fake_cuda_invalidations() == 0, "calls that invalidate a capture reached CUDA: ", invalidations());
-  CHECK(fake_cuda_calls("cudaStreamDestroy") == 1);
+  // the runtime's destroy, or the driver's where the stream's context is current
+  CHECK(fake_cuda_calls("cudaStreamDestroy") + fake_cuda_calls("cuStreamDestroy") == 1);
   CHECK(fake_cuda_capture_status(stream) == -1); // gone
 }
 
@@ -132,12 +133,12 @@ TEST_CASE("this program's CUDA is the fake, and libstreamlike's calls reach it")
   {
     const unique_stream u = unique_stream::create({.non_blocking = true});
     CHECK(fake_cuda_live_streams() == live + 1);
-    CHECK(fake_cuda_calls("cudaStreamCreateWithPriority") == 1);
+    CHECK(fake_cuda_calls("cuStreamCreateWithPriority") == 1); // the driver's, in the current context
     CHECK_FALSE(u.is_capturing());
     CHECK(fake_cuda_calls("cuStreamIsCapturing") == 1); // the driver's, through the entry-point query
   }
   CHECK(fake_cuda_live_streams() == live);
-  CHECK(fake_cuda_calls("cudaStreamDestroy") == 1);
+  CHECK(fake_cuda_calls("cuStreamDestroy") == 1);
 }
 
 TEST_CASE("the fake invalidates a capture as CUDA does, so the checks below can see it") {
@@ -281,6 +282,19 @@ TEST_CASE("unique_stream on a capturing stream") {
     auto* u = new unique_stream(unique_stream::create({.non_blocking = true}));
     check_destroy("destroying a unique_stream", u->get(), c, [&] { delete u; });
   }
+  // ... and where another device is current, so that the driver's destroy in the current context
+  // does not apply: the runtime's, on the device found through the context.
+  fake_cuda_set_devices(2);
+  for (const capture_case& c : every_capture) {
+    auto* u = new unique_stream(unique_stream::create({.non_blocking = true}));
+    check_destroy("destroying a unique_stream where another device is current", u->get(), c, [&] {
+      REQUIRE(cudaSetDevice(1) == cudaSuccess);
+      delete u;
+      REQUIRE(cudaSetDevice(0) == cudaSuccess);
+    });
+    CHECK(fake_cuda_calls("cudaStreamDestroy") == 1);
+  }
+  fake_cuda_set_devices(1);
 }
 
 TEST_CASE("events and ordering on a capturing stream") {

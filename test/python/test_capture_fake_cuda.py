@@ -59,7 +59,7 @@ def capturing(request, bridge):
 def test_the_bridge_reaches_the_fake(bridge):
     fake.fake_cuda_reset_log()
     stream = bridge.create_stream()
-    assert fake.fake_cuda_calls(b"cudaStreamCreateWithPriority") == 1
+    assert fake.fake_cuda_calls(b"cuStreamCreateWithPriority") == 1  # the driver's, in the current context
     assert bridge.is_done(stream)
     assert fake.fake_cuda_calls(b"cudaStreamQuery") == 1
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <string>
@@ -217,6 +218,23 @@ cudaError_t create_stream(cudaStream_t* out, unsigned int flags, int priority) {
   if (f.capture_at_create != fake_cuda_none)
     f.begin(f.streams[handle], f.capture_at_create, cudaStreamCaptureModeGlobal);
   *out = static_cast<cudaStream_t>(handle);
+  return cudaSuccess;
+}
+
+// The destroy of a stream (the runtime's or the driver's, counted as `name`).
+cudaError_t destroy_stream(const char* name, cudaStream_t stream) {
+  fake& f = state();
+  deferred due;
+  {
+    std::lock_guard guard(f.lock);
+    f.count(name);
+    if (reinterpret_cast<std::uintptr_t>(stream) <= 2) return fail(cudaErrorInvalidResourceHandle);
+    stream_state* s = f.find(stream);
+    if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    due = take_pending(f, *s);
+    f.streams.erase(static_cast<void*>(stream));
+  }
+  run(due);
   return cudaSuccess;
 }
 
@@ -432,7 +450,15 @@ CUresult CUDAAPI fake_cuStreamCreateWithPriority(CUstream* stream, unsigned int 
   return to_driver(create_stream(stream, flags, priority));
 }
 
-CUresult CUDAAPI fake_cuStreamDestroy(CUstream stream) { return to_driver(cudaStreamDestroy(stream)); }
+CUresult CUDAAPI fake_cuStreamDestroy(CUstream stream) { return to_driver(destroy_stream("cuStreamDestroy", stream)); }
+
+CUresult CUDAAPI fake_cuCtxGetCurrent(CUcontext* ctx) {
+  fake& f = state();
+  f.count("cuCtxGetCurrent");
+  if (ctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *ctx = f.devices > 0 ? ctx_of_device(current_device) : nullptr;
+  return CUDA_SUCCESS;
+}
 
 void* driver_function(const std::string& name, unsigned int version) {
   static const std::map<std::string, void*> functions = {
@@ -454,6 +480,7 @@ void* driver_function(const std::string& name, unsigned int version) {
       {"cuStreamCreate", reinterpret_cast<void*>(&fake_cuStreamCreate)},
       {"cuStreamCreateWithPriority", reinterpret_cast<void*>(&fake_cuStreamCreateWithPriority)},
       {"cuStreamDestroy", reinterpret_cast<void*>(&fake_cuStreamDestroy)},
+      {"cuCtxGetCurrent", reinterpret_cast<void*>(&fake_cuCtxGetCurrent)},
   };
   // cuCtxGetDevice names the context from CUDA 13; before, it answers for the current context.
   if (name == "cuCtxGetDevice")
@@ -519,6 +546,21 @@ long fake_cuda_calls(const char* name) {
   std::lock_guard guard(f.calls_lock);
   auto it = f.calls.find(name);
   return it == f.calls.end() ? 0 : it->second;
+}
+
+const char* fake_cuda_called(size_t i) {
+  fake& f = state();
+  std::lock_guard guard(f.calls_lock);
+  if (i >= f.calls.size()) return nullptr;
+  auto it = f.calls.begin();
+  std::advance(it, static_cast<std::ptrdiff_t>(i));
+  return it->first.c_str(); // stable until the next reset
+}
+
+void fake_cuda_set_devices(int n) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.devices = n;
 }
 
 size_t fake_cuda_invalidations(void) {
@@ -671,21 +713,7 @@ cudaError_t CUDARTAPI cudaStreamCreateWithPriority(cudaStream_t* stream, unsigne
   return create_stream(stream, flags, priority);
 }
 
-cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) {
-  fake& f = state();
-  deferred due;
-  {
-    std::lock_guard guard(f.lock);
-    f.count("cudaStreamDestroy");
-    if (reinterpret_cast<std::uintptr_t>(stream) <= 2) return fail(cudaErrorInvalidResourceHandle);
-    stream_state* s = f.find(stream);
-    if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
-    due = take_pending(f, *s);
-    f.streams.erase(static_cast<void*>(stream));
-  }
-  run(due);
-  return cudaSuccess;
-}
+cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) { return destroy_stream("cudaStreamDestroy", stream); }
 
 cudaError_t CUDARTAPI cudaStreamGetId(cudaStream_t stream, unsigned long long* id) {
   return invalidating_get("cudaStreamGetId", stream, id, &stream_state::id);

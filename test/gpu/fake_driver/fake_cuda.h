@@ -64,6 +64,14 @@ int fake_cuda_capture_status(void* stream);
  * the last reset. */
 long fake_cuda_calls(const char* name);
 
+/* The distinct names of the calls made since the last reset, in name order: the i-th, nullptr
+ * past the end (with fake_cuda_calls, every call a piece of code makes, and nothing else). */
+const char* fake_cuda_called(size_t i);
+
+/* The device count from now on, as STREAMLIKE_FAKE_CUDA_DEVICES sets it at the start (for a
+ * program that links the fake). */
+void fake_cuda_set_devices(int n);
+
 /* The calls that invalidated a capture since the last reset: how many, and the name of the i-th
  * (nullptr past the end). */
 size_t fake_cuda_invalidations(void);
