@@ -97,12 +97,13 @@ registry& the_registry() noexcept {
 void publish(registry& r, std::vector<provider> entries) {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const provider& a, const provider& b) { return a.table.priority < b.table.priority; });
-  auto* list = new provider_list{std::move(entries), {}, r.all_found.load(std::memory_order_relaxed)};
+  auto* list = new provider_list{std::move(entries), {}, r.all_found.load(std::memory_order_relaxed), nullptr};
   list->getters.reserve(list->entries.size());
   for (provider& p : list->entries) {
     p.table.name = p.name.c_str(); // after the move: stable now
     list->getters.push_back(getter{p.direct.kind, p.table.get, p.table.context, p.direct.torch, p.direct.tvm_ffi});
   }
+  list->replaced = r.list.load(std::memory_order_relaxed);
   r.list.store(list, std::memory_order_release);
 }
 

@@ -50,6 +50,9 @@ struct provider_list {
   std::vector<provider> entries;
   std::vector<getter> getters;
   bool complete = false;
+  // The list this one replaced: lists are never freed (a reader may still hold one), and the
+  // chain keeps every one reachable from the published pointer (no leak, for LeakSanitizer too).
+  const provider_list* replaced = nullptr;
 };
 
 /// The current list, after looking for built-in frameworks loaded since the last look. Throttled
