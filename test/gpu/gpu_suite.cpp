@@ -12,10 +12,16 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <cstdlib> // setenv (POSIX)
 
 namespace gpu_test {
 
 int run_suite(int argc, char** argv, int devices_needed) {
+  // Every kernel is loaded when the context is made, not at its first launch: CUDA 13 loads
+  // modules lazily, and a first launch made while a gate kernel spins waited for that kernel (on
+  // the H200, the first observe_kernel behind a closed gate ran only at the gate's timeout). Set
+  // before the first CUDA call; a value in the environment wins.
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   int devices = 0;
   if (const int exit_code = check_devices("gpu suite", devices_needed, devices); exit_code >= 0) return exit_code;
   cudaDeviceProp prop{};
