@@ -20,6 +20,7 @@ Each test skips without a GPU or without its framework. The package is installed
 """
 
 import ctypes
+import gc
 import threading
 
 import pytest
@@ -44,6 +45,17 @@ def _driver_problem():
 
 if _driver_problem() is not None:
     pytest.skip(_driver_problem(), allow_module_level=True)
+
+
+@pytest.fixture(autouse=True)
+def no_collection_inside_captures():
+    # A collection during a capture may free CUDA objects of earlier tests (pinned gate memory,
+    # CuPy's events and streams); in global and thread_local mode such a call invalidates the
+    # capture under test (seen once on the H200). Collect before each test, and not during it.
+    gc.collect()
+    gc.disable()
+    yield
+    gc.enable()
 
 
 @pytest.fixture(scope="module")
