@@ -247,7 +247,7 @@ inline void* first_answer(const provider_list& list, int device, std::ptrdiff_t&
   for (const getter* g = begin; g != end; ++g) {
     void* stream = nullptr;
     if (!ask(*g, device, stream)) continue;
-    if (!is_default_handle(stream)) {
+    if (!stream_view{static_cast<cudaStream_t>(stream)}.is_default()) {
       by = g - begin;
       return stream;
     }
@@ -259,20 +259,11 @@ inline void* first_answer(const provider_list& list, int device, std::ptrdiff_t&
   return first;
 }
 
-/// first_answer without the provider: what current_stream() needs, in fewer registers.
+/// first_answer without the provider: what current_stream() needs (inlined, the unused index is
+/// not kept).
 inline void* current_handle(const provider_list& list, int device) noexcept {
-  void* first = nullptr;
-  bool have_first = false;
-  for (const getter& g : list.getters) {
-    void* stream = nullptr;
-    if (!ask(g, device, stream)) continue;
-    if (!is_default_handle(stream)) return stream;
-    if (!have_first) {
-      first = stream;
-      have_first = true;
-    }
-  }
-  return first;
+  std::ptrdiff_t unused = -1;
+  return first_answer(list, device, unused);
 }
 
 } // namespace

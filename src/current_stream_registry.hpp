@@ -84,12 +84,6 @@ struct answer {
   return current_device_of_thread(operation);
 }
 
-/// True for the handles CUDA gives the default streams: 0, cudaStreamLegacy, cudaStreamPerThread.
-[[nodiscard]] inline bool is_default_handle(void* stream) noexcept {
-  return stream == nullptr || stream == static_cast<void*>(cudaStreamLegacy) ||
-         stream == static_cast<void*>(cudaStreamPerThread);
-}
-
 } // namespace streamlike::detail::current
 
 namespace streamlike::detail::providers {
