@@ -31,8 +31,7 @@ int device_count(const char* who) {
 
 // The device named in `options`, which must exist.
 void check_named_device(int device, const char* who) {
-  if (device < 0 || device >= device_count(who)) {
-    const int count = device_count(who);
+  if (const int count = device_count(who); device < 0 || device >= count) {
     throw std::invalid_argument(std::string("streamlike: ") + who + ": device " + std::to_string(device) +
                                 " does not exist; expected 0.." + std::to_string(count - 1) + " (" +
                                 std::to_string(count) + " device(s))");
