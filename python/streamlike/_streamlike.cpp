@@ -14,5 +14,5 @@ NB_MODULE(_streamlike, m) {
   pkg::bind_pool(m);
   pkg::bind_capture(m);
   pkg::bind_functions(m);
-  pkg::bind_current_stream(m); // after bind_functions: current_stream() makes views through from_address
+  pkg::bind_current_stream(m);
 }

@@ -2,8 +2,9 @@
 // the provider list and conflicts, the check's switch, CuPy's provider, and the capsule through
 // which other extension modules ask this copy of libstreamlike (streamlike/python/current_stream.hpp).
 //
-// bind_current_stream(m) adds them to the _streamlike module; it is called after `from_address` is
-// in the module (current_stream() makes its StreamView through it).
+// bind_current_stream(m) adds them to the _streamlike module.
+#include "package.hpp"
+
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 
@@ -11,6 +12,7 @@
 #include <streamlike/current_stream_check.hpp>
 #include <streamlike/current_stream_providers.hpp>
 #include <streamlike/python/current_stream.hpp>
+#include <streamlike/python/detail/saved_error.hpp>
 #include <streamlike/python/detail/translate_exceptions.hpp>
 #include <streamlike/python/nanobind.hpp>
 
@@ -49,30 +51,16 @@ constexpr Py_ssize_t cupy_seen_limit = 64;
 /// destructor may run while one propagates).
 class python_error_guard {
 public:
-#if PY_VERSION_HEX >= 0x030C0000
-  python_error_guard() noexcept : raised_(PyErr_GetRaisedException()) {}
+  python_error_guard() noexcept : raised_(sd::saved_error::fetch()) {}
   ~python_error_guard() {
     PyErr_Clear();
-    PyErr_SetRaisedException(raised_);
+    raised_.restore();
   }
-#else
-  python_error_guard() noexcept { PyErr_Fetch(&type_, &value_, &traceback_); }
-  ~python_error_guard() {
-    PyErr_Clear();
-    PyErr_Restore(type_, value_, traceback_);
-  }
-#endif
   python_error_guard(const python_error_guard&) = delete;
   python_error_guard& operator=(const python_error_guard&) = delete;
 
 private:
-#if PY_VERSION_HEX >= 0x030C0000
-  PyObject* raised_ = nullptr;
-#else
-  PyObject* type_ = nullptr;
-  PyObject* value_ = nullptr;
-  PyObject* traceback_ = nullptr;
-#endif
+  sd::saved_error raised_;
 };
 
 PyObject* seen_key(int32_t device, void* stream) noexcept {
@@ -157,45 +145,13 @@ void register_cupy_if_loaded() noexcept {
 
 // --- Arguments and results ---------------------------------------------------------------------
 
-/// `device`: None (the current device) or an int >= 0. Sets a Python exception and returns false
-/// otherwise.
-bool read_device(const char* function, PyObject* arg, int& device) noexcept {
-  if (arg == nullptr || arg == Py_None) {
-    device = streamlike::current_device;
-    return true;
-  }
-  if (!PyLong_Check(arg) || PyBool_Check(arg)) {
-    PyErr_Format(PyExc_TypeError,
-                 "%s: device must be None (the current device) or an int >= 0, got an object of type '%s'", function,
-                 Py_TYPE(arg)->tp_name);
-    return false;
-  }
-  const long value = PyLong_AsLong(arg);
-  if (value < 0 || value > 1 << 20) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_ValueError, "%s: device must be None (the current device) or an int >= 0, got %R", function,
-                 arg);
-    return false;
-  }
-  device = static_cast<int>(value);
+/// `device`: None or absent (the current device) or an int >= 0, read by the package's
+/// read_device. Sets a Python exception and returns false otherwise.
+bool read_device_or_current(const char* function, PyObject* arg, int& device) noexcept {
+  std::optional<int> ordinal;
+  if (!streamlike_package::read_device(function, arg != nullptr ? arg : Py_None, ordinal)) return false;
+  device = ordinal.value_or(streamlike::current_device);
   return true;
-}
-
-PyObject* from_address = nullptr; // streamlike._streamlike.from_address (strong)
-
-/// A StreamView of `stream`, made by the package's from_address.
-PyObject* new_view(stream_view stream) noexcept {
-  if (from_address == nullptr) {
-    sd::scoped_ref module = sd::scoped_ref::steal(PyImport_ImportModule("streamlike._streamlike"));
-    if (!module) return nullptr;
-    from_address = PyObject_GetAttrString(module.get(), "from_address");
-    if (from_address == nullptr) return nullptr;
-  }
-  PyObject* address = PyLong_FromVoidPtr(stream.get());
-  if (address == nullptr) return nullptr;
-  PyObject* view = PyObject_CallOneArg(from_address, address);
-  Py_DECREF(address);
-  return view;
 }
 
 /// current_stream(device=None) -> StreamView
@@ -217,7 +173,7 @@ PyObject* py_current_stream(PyObject*, PyObject* const* args, Py_ssize_t nargsf,
     device_arg = args[0];
   }
   int device = 0;
-  if (!read_device("current_stream", device_arg, device)) return nullptr;
+  if (!read_device_or_current("current_stream", device_arg, device)) return nullptr;
   register_cupy_if_loaded();
   std::optional<stream_view> current;
   try {
@@ -226,7 +182,7 @@ PyObject* py_current_stream(PyObject*, PyObject* const* args, Py_ssize_t nargsf,
     sd::set_error_from_current_exception();
     return nullptr;
   }
-  return new_view(*current);
+  return streamlike_package::new_view(*current, nullptr, "current");
 }
 
 /// The capsule's get: streamlike::current_stream() of this copy (GIL held by the caller).
@@ -356,11 +312,11 @@ void bind_current_stream(nb::module_& m) {
       "current_stream_conflicts",
       [](nb::handle device_arg) {
         int device = 0;
-        if (!read_device("current_stream_conflicts", device_arg.ptr(), device)) throw nb::python_error();
+        if (!read_device_or_current("current_stream_conflicts", device_arg.ptr(), device)) throw nb::python_error();
         register_cupy_if_loaded();
         nb::list out;
         for (const auto& answer : streamlike::current_stream_conflicts(device)) {
-          PyObject* view = new_view(answer.stream);
+          PyObject* view = streamlike_package::new_view(answer.stream, nullptr, "current");
           if (view == nullptr) throw nb::python_error();
           out.append(nb::make_tuple(nb::str(answer.provider.c_str()), nb::steal(view)));
         }

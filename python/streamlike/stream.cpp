@@ -39,7 +39,8 @@ bool read_device(const char* where, PyObject* value, std::optional<int>& device)
   const long ordinal = PyLong_AsLongAndOverflow(value, &overflow);
   if (overflow != 0 || ordinal < 0 || ordinal > 1 << 20) {
     if (PyErr_Occurred() == nullptr) {
-      PyErr_Format(PyExc_ValueError, "%s: device must be a device ordinal >= 0, got %R", where, value);
+      PyErr_Format(PyExc_ValueError, "%s: device must be None (the current device) or a device ordinal >= 0, got %R",
+                   where, value);
     }
     return false;
   }

@@ -26,7 +26,8 @@ public:
   // Only ever destroyed with the GIL held (casters live inside a call from Python).
   ~saved_error() { clear(); }
 
-  /// Takes the currently raised exception (there must be one).
+  /// Takes the currently raised exception; with none raised it holds none, and restore() then
+  /// leaves none raised.
   static saved_error fetch() noexcept {
     saved_error e;
 #if PY_VERSION_HEX >= 0x030C0000
