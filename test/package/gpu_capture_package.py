@@ -9,30 +9,15 @@ the capture is still active, and the graph replays with the right values.
 Skipped as a whole without a GPU; each framework's tests skip without it.
 """
 
-import ctypes
 import gc
 import pickle
 import time
 import weakref
 
 import pytest
+from gpu_presence import skip_module_without_gpu
 
-
-def _driver_problem():
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError as e:
-        return f"no CUDA driver ({e})"
-    if cuda.cuInit(0) != 0:
-        return "the CUDA driver has no usable device (cuInit failed)"
-    count = ctypes.c_int(0)
-    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
-        return "no CUDA device"
-    return None
-
-
-if _driver_problem() is not None:
-    pytest.skip(_driver_problem(), allow_module_level=True)
+skip_module_without_gpu()
 
 MODES = ["global", "thread_local", "relaxed"]
 REPLAYS = 5

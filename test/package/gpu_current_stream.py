@@ -4,7 +4,6 @@ current_stream() under torch.cuda.graph is the capturing stream, a CuPy-based op
 streamlike.use runs on the stream torch code meant (the shape of sglang#36572), and a bound C++
 function defaults to the current stream. Each test skips without a GPU or its framework."""
 
-import ctypes
 import importlib
 import importlib.util
 import os
@@ -12,26 +11,13 @@ import sys
 import threading
 
 import pytest
+from gpu_presence import skip_module_without_gpu
 
 N = 1 << 22
 SLEEP_CYCLES = 200_000_000  # torch.cuda._sleep: about 0.1 s on an H200, holding a stream
 
 
-def _driver_problem():
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError as e:
-        return f"no CUDA driver ({e})"
-    if cuda.cuInit(0) != 0:
-        return "the CUDA driver has no usable device (cuInit failed)"
-    count = ctypes.c_int(0)
-    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
-        return "no CUDA device"
-    return None
-
-
-if _driver_problem() is not None:
-    pytest.skip(_driver_problem(), allow_module_level=True)
+skip_module_without_gpu()
 
 
 @pytest.fixture(scope="module")

@@ -19,32 +19,17 @@ What it checks (docs/cuda-graphs.md, "Events under capture"):
 Each test skips without a GPU or without its framework. The package is installed by conftest.py.
 """
 
-import ctypes
 import gc
 import threading
 
 import pytest
+from gpu_presence import skip_module_without_gpu
 
 REPLAYS = 10
 MODES = ["global", "thread_local", "relaxed"]
 
 
-def _driver_problem():
-    """Why no GPU can be used (asked of the driver directly, before building the package), or None."""
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError as e:
-        return f"no CUDA driver ({e})"
-    if cuda.cuInit(0) != 0:
-        return "the CUDA driver has no usable device (cuInit failed)"
-    count = ctypes.c_int(0)
-    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
-        return "no CUDA device"
-    return None
-
-
-if _driver_problem() is not None:
-    pytest.skip(_driver_problem(), allow_module_level=True)
+skip_module_without_gpu()
 
 
 @pytest.fixture(autouse=True)

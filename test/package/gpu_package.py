@@ -2,28 +2,12 @@
 StreamView and Stream, a Stream consumed by each of them, and a Stream kept alive by C++ after
 Python dropped it. Each test skips without a GPU or without its framework."""
 
-import ctypes
 import gc
 
 import pytest
+from gpu_presence import skip_module_without_gpu
 
-
-def _driver_problem():
-    """Why no GPU can be used (asked of the driver directly, before building the package), or None."""
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError as e:
-        return f"no CUDA driver ({e})"
-    if cuda.cuInit(0) != 0:
-        return "the CUDA driver has no usable device (cuInit failed)"
-    count = ctypes.c_int(0)
-    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
-        return "no CUDA device"
-    return None
-
-
-if _driver_problem() is not None:
-    pytest.skip(_driver_problem(), allow_module_level=True)
+skip_module_without_gpu()
 
 
 @pytest.fixture(scope="module")

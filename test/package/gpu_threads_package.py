@@ -3,30 +3,15 @@ dropping streams and owning capsules for several seconds. The package's caches (
 are made without relying on the GIL, as its free-threaded build declares; afterwards every
 shared count is back where it started. Skipped without a GPU."""
 
-import ctypes
 import gc
 import sys
 import threading
 import time
 
 import pytest
+from gpu_presence import skip_module_without_gpu
 
-
-def _driver_problem():
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError as e:
-        return f"no CUDA driver ({e})"
-    if cuda.cuInit(0) != 0:
-        return "the CUDA driver has no usable device (cuInit failed)"
-    count = ctypes.c_int(0)
-    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
-        return "no CUDA device"
-    return None
-
-
-if _driver_problem() is not None:
-    pytest.skip(_driver_problem(), allow_module_level=True)
+skip_module_without_gpu()
 
 THREADS = 8
 SECONDS = 4.0
