@@ -38,10 +38,10 @@ private:
   void dispose() noexcept override {
     // Always known: queried when the stream was created or adopted.
     const std::optional<stream_facts>& facts = facts_if_known();
-    // Dropped where its primary context is current (the common case): four driver calls. Else
+    // Dropped where its primary context is current (the common case): three driver calls. Else
     // the primary context is asked for (retain, id, release) and the runtime destroys the stream
     // on its device, unless it died with its context (cudaDeviceReset).
-    if (facts && !destroy_if_context_current(handle(), facts->primary_context_id, facts->device) &&
+    if (facts && !destroy_if_context_current(handle(), facts->primary_context_id) &&
         cuda_context::still_alive(facts->primary_context_id, facts->device)) {
       destroy_stream_on_device(handle(), facts->device);
     }

@@ -10,7 +10,7 @@
 #include <streamlike/error.hpp>
 
 #include <atomic>
-#include <mutex>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -56,7 +56,9 @@ struct priority_range {
 
 // The current device's stream priority range (`device`), asked of CUDA once per device: a fixed
 // property of the device, and the most expensive of create_stream's checks (bench/stream_pool's
-// diag rows). Devices past the cache's size are asked every time.
+// diag rows). Remembered packed in one atomic word (a flag and two 16-bit priorities), so a
+// create reads it with one load; threads that ask at once store the same answer. Devices past
+// the cache's size, and ranges that do not fit (none does today), are asked every time.
 priority_range priority_range_of(int device, const char* who) {
   const auto ask = [who] {
     priority_range range;
@@ -66,10 +68,22 @@ priority_range priority_range_of(int device, const char* who) {
   };
   constexpr int cached_devices = 64;
   if (device >= cached_devices) return ask();
-  static std::once_flag asked[cached_devices];
-  static priority_range ranges[cached_devices];
-  std::call_once(asked[device], [&] { ranges[device] = ask(); }); // a failure throws and is asked again
-  return ranges[device];
+  // 0: not asked yet; else `present` with the least priority in bits 0-15, the greatest in 16-31.
+  static std::atomic<std::uint64_t> known[cached_devices] = {};
+  constexpr std::uint64_t present = 1ULL << 32;
+  const auto priority_at = [](std::uint64_t packed, int shift) {
+    return static_cast<int>(static_cast<std::int16_t>(static_cast<std::uint16_t>(packed >> shift)));
+  };
+  if (const std::uint64_t packed = known[device].load(std::memory_order_relaxed); packed != 0) [[likely]]
+    return {priority_at(packed, 0), priority_at(packed, 16)};
+  const priority_range range = ask(); // a failure throws and is asked again
+  const auto fits = [](int priority) { return priority >= INT16_MIN && priority <= INT16_MAX; };
+  if (fits(range.least) && fits(range.greatest)) {
+    known[device].store(present | static_cast<std::uint16_t>(range.least) |
+                            (static_cast<std::uint64_t>(static_cast<std::uint16_t>(range.greatest)) << 16),
+                        std::memory_order_relaxed);
+  }
+  return range;
 }
 
 } // namespace
@@ -181,18 +195,17 @@ stream_facts query_facts(cudaStream_t handle, const char* type, const char* oper
   return facts;
 }
 
-bool destroy_if_context_current(cudaStream_t handle, unsigned long long context_id, int device) noexcept {
+bool destroy_if_context_current(cudaStream_t handle, unsigned long long context_id) noexcept {
   if (context_id == 0) return false;
   const auto& drv = driver::get();
-  if (drv.stream_destroy == nullptr || drv.primary_ctx_get_state == nullptr) return false;
+  if (drv.stream_destroy == nullptr) return false;
   // The current context is the one with that id, so it lives (ids are never reused): the stream
-  // is alive and in the current context, where the runtime's destroy would work too. The state
-  // check keeps a primary context that cudaDeviceReset left uninitialized (and still current) out,
-  // whatever its id answers.
+  // is alive and in the current context, where the runtime's destroy would work too. A primary
+  // context that cudaDeviceReset left uninitialized (and still current) has no id to compare:
+  // cuCtxGetId answers CUDA_ERROR_CONTEXT_IS_DESTROYED, so current_id() is 0; once made again it
+  // has a new id (measured on CUDA 13, the oldest driver this library runs on; the GPU suite's
+  // test/gpu/device_reset.cu drops streams across resets).
   if (cuda_context::current_id() != context_id) return false;
-  unsigned int flags = 0;
-  int active = 0;
-  if (drv.primary_ctx_get_state(device, &flags, &active) != CUDA_SUCCESS || active == 0) return false;
   (void)drv.stream_destroy(handle); // a failure leaves nothing to release
   return true;
 }

@@ -44,10 +44,10 @@ struct created_stream {
 [[nodiscard]] stream_facts query_facts(cudaStream_t handle, const char* type, const char* operation);
 
 /// Destroys `handle` with the driver's cuStreamDestroy if the thread's current context is the
-/// one with id `context_id` (not 0), which is then alive, and `device`'s primary context is
-/// initialized; true if it did. The owners' drop tries this before the device guard and the
-/// liveness check that the runtime's destroy needs. Never throws.
-bool destroy_if_context_current(cudaStream_t handle, unsigned long long context_id, int device) noexcept;
+/// one with id `context_id` (not 0), which is then alive; true if it did. The owners' drop tries
+/// this before the device guard and the liveness check that the runtime's destroy needs. Never
+/// throws.
+bool destroy_if_context_current(cudaStream_t handle, unsigned long long context_id) noexcept;
 
 /// Destroys a stream on `device` (a negative device: the current one). Never throws: errors,
 /// including a runtime that is unloading, are ignored, since there is nothing left to release.
