@@ -37,8 +37,11 @@ entry_points load() noexcept {
 
 } // namespace
 
-const entry_points& get() noexcept {
+std::atomic<const entry_points*> resolved{nullptr};
+
+const entry_points& resolve_once() noexcept {
   static const entry_points points = load();
+  resolved.store(&points, std::memory_order_release);
   return points;
 }
 

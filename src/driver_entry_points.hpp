@@ -7,6 +7,8 @@
 #include <cuda.h> // types only
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+
 namespace streamlike::detail::driver {
 
 struct entry_points {
@@ -47,8 +49,17 @@ struct entry_points {
   }
 };
 
-/// Resolved once, on first use; members stay null where the driver is missing.
-const entry_points& get() noexcept;
+/// The entry points once resolved, else null (the first use resolves them).
+extern std::atomic<const entry_points*> resolved;
+[[gnu::cold]] const entry_points& resolve_once() noexcept;
+
+/// Resolved once, on first use; members stay null where the driver is missing. Inline, so that
+/// the several uses on every stream creation cost one load each, not a call.
+inline const entry_points& get() noexcept {
+  if (const entry_points* points = resolved.load(std::memory_order_acquire)) [[likely]]
+    return *points;
+  return resolve_once();
+}
 
 } // namespace streamlike::detail::driver
 
