@@ -97,16 +97,34 @@ PyObject* stream_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
   return stream_from(PyTuple_GET_ITEM(args, 0));
 }
 
-/// Stream.create(device=None, priority=0, non_blocking=True): shared_stream::create.
-PyObject* stream_create(PyObject*, PyObject* args, PyObject* kwargs) {
+// The arguments of Stream.create, read by the parser; only a call with arguments builds the tuple
+// and the dict it takes.
+bool parse_create_arguments(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObject*& device_arg,
+                            PyObject*& priority_arg, PyObject*& non_blocking_arg) noexcept {
   static const char* keywords[] = {"device", "priority", "non_blocking", nullptr};
+  nb::object positional = nb::steal(PyTuple_New(nargs));
+  nb::object named = nb::steal(PyDict_New());
+  if (!positional.is_valid() || !named.is_valid()) return false;
+  for (Py_ssize_t i = 0; i < nargs; ++i) PyTuple_SET_ITEM(positional.ptr(), i, Py_NewRef(args[i]));
+  const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < nkw; ++i) {
+    if (PyDict_SetItem(named.ptr(), PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) != 0) return false;
+  }
+  // The parsed objects are borrowed from the call's arguments, which outlive this call's use of them.
+  return PyArg_ParseTupleAndKeywords(positional.ptr(), named.ptr(), "|OOO:create", const_cast<char**>(keywords),
+                                     &device_arg, &priority_arg, &non_blocking_arg) != 0;
+}
+
+/// Stream.create(device=None, priority=0, non_blocking=True): shared_stream::create. A static
+/// method (vectorcall): reached through the type, it is called without binding a method object.
+PyObject* stream_create(PyObject*, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   PyObject* device_arg = Py_None;
   PyObject* priority_arg = nullptr;
   PyObject* non_blocking_arg = Py_True;
   // Stream.create() with no arguments (the benchmarked call) skips the argument parser.
-  const bool defaults = PyTuple_GET_SIZE(args) == 0 && (kwargs == nullptr || PyDict_GET_SIZE(kwargs) == 0);
-  if (!defaults && PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:create", const_cast<char**>(keywords), &device_arg,
-                                               &priority_arg, &non_blocking_arg) == 0) {
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if ((nargs != 0 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0)) &&
+      !parse_create_arguments(args, nargs, kwnames, device_arg, priority_arg, non_blocking_arg)) {
     return nullptr;
   }
   streamlike::stream_options options;
@@ -196,7 +214,7 @@ void bind_stream(nb::module_& m) {
        "An owning reference in a PyCapsule named 'cuda_stream_owned' (docs/owned-stream-abi.md); None for a "
        "non-owning Stream."},
       {"create", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&stream_create)),
-       METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+       METH_FASTCALL | METH_KEYWORDS | METH_STATIC,
        "create(device=None, priority=0, non_blocking=True) -> Stream: a new owning stream."},
   };
   static PyGetSetDef own_getset[] = {
