@@ -33,20 +33,32 @@ namespace {
 class destroying_block final : public stream_control_block {
 public:
   using stream_control_block::stream_control_block;
+  /// A stream created in its device's primary context, whose handle the drop asks.
+  destroying_block(cudaStream_t handle, const stream_facts& facts, CUcontext primary_context) noexcept
+      : stream_control_block(handle, facts), primary_context_(primary_context) {}
 
 private:
   void dispose() noexcept override {
     // Always known: queried when the stream was created or adopted.
     const std::optional<stream_facts>& facts = facts_if_known();
-    // Dropped where its primary context is current (the common case): three driver calls. Else
-    // the primary context is asked for (retain, id, release) and the runtime destroys the stream
-    // on its device, unless it died with its context (cudaDeviceReset).
-    if (facts && !destroy_if_context_current(handle(), facts->primary_context_id) &&
-        cuda_context::still_alive(facts->primary_context_id, facts->device)) {
-      destroy_stream_on_device(handle(), facts->device);
+    // Created here in a primary context (the common case): that context asked for its id, then
+    // the driver's destroy. Adopted, and dropped where its primary context is current: the
+    // current context's id, then the destroy. Else the primary context is asked for (retain,
+    // id, release) and the runtime destroys the stream on its device, unless it died with its
+    // context (cudaDeviceReset).
+    if (facts) {
+      const bool destroyed =
+          primary_context_ != nullptr
+              ? destroy_if_primary_context_alive(handle(), primary_context_, facts->primary_context_id)
+              : destroy_if_context_current(handle(), facts->primary_context_id);
+      if (!destroyed && cuda_context::still_alive(facts->primary_context_id, facts->device)) {
+        destroy_stream_on_device(handle(), facts->device);
+      }
     }
     delete this;
   }
+
+  CUcontext primary_context_ = nullptr;
 };
 
 // The block of a default stream: heap-allocated, never freed, and dispose() does nothing, so
@@ -63,8 +75,8 @@ private:
 
 namespace {
 
-shared_stream destroying(cudaStream_t handle, const stream_facts& facts) {
-  return shared_stream_access::make(new destroying_block(handle, facts));
+shared_stream destroying(cudaStream_t handle, const stream_facts& facts, CUcontext primary_context = nullptr) {
+  return shared_stream_access::make(new destroying_block(handle, facts, primary_context));
 }
 
 // Never destroyed: shared_streams of the default streams may outlive every static.
@@ -76,7 +88,7 @@ shared_stream immortal(cudaStream_t handle) noexcept { return shared_stream_acce
 shared_stream shared_stream::create(const stream_options& options) {
   const detail::created_stream created = detail::create_stream(options, "shared_stream::create");
   try {
-    return detail::destroying(created.handle, detail::facts_of_created(created));
+    return detail::destroying(created.handle, detail::facts_of_created(created), created.primary_context);
   } catch (...) { // the stream is ours until its block exists
     detail::destroy_stream_on_device(created.handle, created.device);
     throw;

@@ -119,7 +119,13 @@ created_stream create_stream(const stream_options& options, const char* who) {
     check_priority(options.priority, ctx.device, who);
     CUstream handle = nullptr;
     if (drv.stream_create_with_priority(&handle, flags, options.priority) == CUDA_SUCCESS) [[likely]] {
-      return {handle, ctx.device, flags, options.priority, true, ctx.primary_id};
+      return {handle,
+              ctx.device,
+              flags,
+              options.priority,
+              true,
+              ctx.primary_id,
+              ctx.primary_id != 0 ? ctx.handle : nullptr};
     }
   }
   int device = 0;
@@ -206,6 +212,22 @@ bool destroy_if_context_current(cudaStream_t handle, unsigned long long context_
   // has a new id (measured on CUDA 13, the oldest driver this library runs on; the GPU suite's
   // test/gpu/device_reset.cu drops streams across resets).
   if (cuda_context::current_id() != context_id) return false;
+  (void)drv.stream_destroy(handle); // a failure leaves nothing to release
+  return true;
+}
+
+bool destroy_if_primary_context_alive(cudaStream_t handle, CUcontext primary, unsigned long long primary_id) noexcept {
+  if (primary == nullptr || primary_id == 0) return false;
+  const auto& drv = driver::get();
+  if (drv.ctx_get_id == nullptr || drv.stream_destroy == nullptr) return false;
+  // A primary context's handle lasts as long as the driver: cudaDeviceReset uninitializes the
+  // context, not its handle, which cuCtxGetId then answers with CUDA_ERROR_CONTEXT_IS_DESTROYED,
+  // and with a new id once the context is made again (measured on CUDA 13). So the recorded id
+  // proves the stream's context alive without making it current, and the driver's destroy needs
+  // no particular current context (cuda.core's Stream.close() and RMM's cuda_stream rely on the
+  // same).
+  unsigned long long id = 0;
+  if (drv.ctx_get_id(primary, &id) != CUDA_SUCCESS || id != primary_id) return false;
   (void)drv.stream_destroy(handle); // a failure leaves nothing to release
   return true;
 }

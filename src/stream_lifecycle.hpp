@@ -6,6 +6,7 @@
 #include <streamlike/detail/stream_control_block.hpp>
 #include <streamlike/stream_options.hpp>
 
+#include <cuda.h> // types only
 #include <cuda_runtime_api.h>
 
 namespace streamlike::detail {
@@ -23,6 +24,9 @@ struct created_stream {
   /// nothing more of the context): its primary context's id, or 0 for another context.
   bool context_known = false;
   unsigned long long primary_context_id = 0;
+  /// The primary context's handle when the stream was made in it (else null), which the drop
+  /// asks for its id (destroy_if_primary_context_alive).
+  CUcontext primary_context = nullptr;
 };
 
 /// A new stream as `options` say, on their device (the current one stays current): with the
@@ -48,6 +52,11 @@ struct created_stream {
 /// this before the device guard and the liveness check that the runtime's destroy needs. Never
 /// throws.
 bool destroy_if_context_current(cudaStream_t handle, unsigned long long context_id) noexcept;
+
+/// Destroys `handle` with the driver's cuStreamDestroy if `primary` (the primary context the
+/// stream was made in) still has the id `primary_id`, which proves that context alive; true if
+/// it did. One driver call besides the destroy, whichever context is current. Never throws.
+bool destroy_if_primary_context_alive(cudaStream_t handle, CUcontext primary, unsigned long long primary_id) noexcept;
 
 /// Destroys a stream on `device` (a negative device: the current one). Never throws: errors,
 /// including a runtime that is unloading, are ignored, since there is nothing left to release.

@@ -72,8 +72,9 @@ TEST_CASE("shared_stream::create() + drop: the driver's create and destroy, the 
   check_calls(calls_of([] { const shared_stream s = shared_stream::create(); }),
               {
                   // the current context (its device and primary-ness remembered for its id), in
-                  // place of cudaGetDevice; at the drop, that it is still the stream's
-                  {"cuCtxGetCurrent", 2},
+                  // place of cudaGetDevice; at the drop, that primary context's id is still the
+                  // stream's (cudaDeviceReset has not ended it)
+                  {"cuCtxGetCurrent", 1},
                   {"cuCtxGetId", 2},
                   {"cuStreamCreateWithPriority", 1},
                   {"cuStreamGetId", 1}, // the id a capture may not ask for later
@@ -88,7 +89,7 @@ TEST_CASE("shared_stream::create with every option + drop: the same, plus the na
               }),
               {
                   {"cudaGetDevice", 1}, // the device guard, which switches nothing here
-                  {"cuCtxGetCurrent", 2},
+                  {"cuCtxGetCurrent", 1},
                   {"cuCtxGetId", 2},
                   {"cuStreamCreateWithPriority", 1},
                   {"cuStreamGetId", 1},
@@ -109,7 +110,7 @@ TEST_CASE("unique_stream::create() + drop: the driver's create and destroy, the 
   CHECK(fake_cuda_live_streams() == live);
 }
 
-TEST_CASE("a shared_stream dropped where another device is current: the liveness check and the device guard") {
+TEST_CASE("a shared_stream dropped where another device is current: its primary context asked, no device switch") {
   fake_cuda_set_devices(2);
   const long live = fake_cuda_live_streams();
   check_calls(calls_of([] {
@@ -119,12 +120,42 @@ TEST_CASE("a shared_stream dropped where another device is current: the liveness
                 REQUIRE(cudaSetDevice(0) == cudaSuccess);
               }),
               {
-                  {"cuCtxGetCurrent", 2},
-                  {"cuCtxGetId", 3},
+                  {"cuCtxGetCurrent", 1},
+                  // at create, the current context's id; at the drop, the id of the primary
+                  // context the stream was made in, asked whichever context is current
+                  {"cuCtxGetId", 2},
                   {"cuStreamCreateWithPriority", 1},
                   {"cuStreamGetId", 1},
+                  {"cuStreamDestroy", 1},
+                  {"cudaSetDevice", 2}, // the test's two
+              });
+  CHECK(fake_cuda_live_streams() == live);
+  fake_cuda_set_devices(1);
+}
+
+TEST_CASE("stream_pool::get + drop makes no CUDA call") {
+  streamlike::stream_pool pool(2);
+  check_calls(calls_of([&] { const shared_stream s = pool.get(); }), {});
+}
+
+TEST_CASE("an adopted shared_stream dropped where another device is current: the liveness check and the guard") {
+  fake_cuda_set_devices(2);
+  const long live = fake_cuda_live_streams();
+  check_calls(calls_of([] {
+                cudaStream_t raw = nullptr;
+                REQUIRE(cudaStreamCreateWithPriority(&raw, cudaStreamNonBlocking, 0) == cudaSuccess);
+                shared_stream s = shared_stream::adopt(raw);
+                fake_cuda_reset_log(); // the drop's calls only
+                REQUIRE(cudaSetDevice(1) == cudaSuccess);
+                s.reset();
+                REQUIRE(cudaSetDevice(0) == cudaSuccess);
+              }),
+              {
+                  // whether the stream's context is current: it is not
+                  {"cuCtxGetCurrent", 1},
+                  {"cuCtxGetId", 2},
                   // the primary context of the stream's device, asked without the stream's context
-                  // current: still the one it was made in?
+                  // current: still the one it was adopted in?
                   {"cuDevicePrimaryCtxGetState", 1},
                   {"cuDevicePrimaryCtxRetain", 1},
                   {"cuDevicePrimaryCtxRelease", 1},
@@ -135,9 +166,4 @@ TEST_CASE("a shared_stream dropped where another device is current: the liveness
               });
   CHECK(fake_cuda_live_streams() == live);
   fake_cuda_set_devices(1);
-}
-
-TEST_CASE("stream_pool::get + drop makes no CUDA call") {
-  streamlike::stream_pool pool(2);
-  check_calls(calls_of([&] { const shared_stream s = pool.get(); }), {});
 }
