@@ -1,5 +1,7 @@
 #include "driver_entry_points.hpp"
 
+#include <mutex>
+
 namespace streamlike::detail::driver {
 namespace {
 
@@ -37,12 +39,15 @@ entry_points load() noexcept {
 
 } // namespace
 
-std::atomic<const entry_points*> resolved{nullptr};
+resolved_entry_points table;
 
 const entry_points& resolve_once() noexcept {
-  static const entry_points points = load();
-  resolved.store(&points, std::memory_order_release);
-  return points;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    table.points = load();
+    table.ready.store(true, std::memory_order_release);
+  });
+  return table.points;
 }
 
 } // namespace streamlike::detail::driver

@@ -12,6 +12,17 @@
 namespace streamlike::detail::driver {
 
 struct entry_points {
+  // First, with the two after them, the calls of every create and drop: in the first cache line
+  // of `table` with its flag (a create runs with its caches cold from the driver's own work).
+  /// What the owners' create and drop make of the runtime's calls where the calling thread's
+  /// current context is the stream's (src/stream_lifecycle.cpp): the same driver calls, without
+  /// the runtime's wrapper around each, and the current context's id in place of cudaGetDevice
+  /// and the primary context's retain and release. Null where missing (the runtime calls are
+  /// used then); not part of complete().
+  CUresult (*ctx_get_current)(CUcontext*) = nullptr;
+  CUresult (*stream_create_with_priority)(CUstream*, unsigned int, int) = nullptr;
+  CUresult (*stream_destroy)(CUstream) = nullptr;
+  CUresult (*stream_get_id)(CUstream, unsigned long long*) = nullptr;
   CUresult (*stream_get_ctx)(CUstream, CUcontext*) = nullptr;
   CUresult (*ctx_get_id)(CUcontext, unsigned long long*) = nullptr;
   CUresult (*primary_ctx_get_state)(CUdevice, unsigned int*, int*) = nullptr;
@@ -34,30 +45,25 @@ struct entry_points {
   /// a capture_scope capture runs). Null where missing (the strictest mode is assumed then); not
   /// part of complete().
   CUresult (*thread_exchange_stream_capture_mode)(CUstreamCaptureMode*) = nullptr;
-  /// What the owners' create and drop make of the runtime's calls where the calling thread's
-  /// current context is the stream's (src/stream_lifecycle.cpp): the same driver calls, without
-  /// the runtime's wrapper around each, and the current context's id in place of cudaGetDevice
-  /// and the primary context's retain and release. Null where missing (the runtime calls are
-  /// used then); not part of complete().
-  CUresult (*ctx_get_current)(CUcontext*) = nullptr;
-  CUresult (*stream_create_with_priority)(CUstream*, unsigned int, int) = nullptr;
-  CUresult (*stream_destroy)(CUstream) = nullptr;
-  CUresult (*stream_get_id)(CUstream, unsigned long long*) = nullptr;
 
   [[nodiscard]] bool complete() const noexcept {
     return stream_get_ctx && ctx_get_id && primary_ctx_get_state && primary_ctx_retain && primary_ctx_release;
   }
 };
 
-/// The entry points once resolved, else null (the first use resolves them).
-extern std::atomic<const entry_points*> resolved;
+/// The entry points and whether they are resolved yet, in one object aligned to a cache line.
+struct alignas(64) resolved_entry_points {
+  std::atomic<bool> ready{false};
+  entry_points points;
+};
+extern resolved_entry_points table;
 [[gnu::cold]] const entry_points& resolve_once() noexcept;
 
 /// Resolved once, on first use; members stay null where the driver is missing. Inline, so that
 /// the several uses on every stream creation cost one load each, not a call.
 inline const entry_points& get() noexcept {
-  if (const entry_points* points = resolved.load(std::memory_order_acquire)) [[likely]]
-    return *points;
+  if (table.ready.load(std::memory_order_acquire)) [[likely]]
+    return table.points;
   return resolve_once();
 }
 
