@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The streamlike package against what Python users call today, side by side in one run.
 
-Targets (each judged on the median statement time, in ns per call):
+Targets (each a ratio of two statements' times per call, measured in the same rounds):
   StreamView(torch_stream)                >= 5x faster than cuda.core Device().create_stream(torch_stream)
   Stream.create() + drop                  <= 1.05x raw cudaStreamCreateWithPriority + cudaStreamDestroy
                                           called from the same module (_streamlike._raw_create_destroy),
@@ -9,13 +9,18 @@ Targets (each judged on the median statement time, in ns per call):
   StreamPool.get()                        >= 10x faster than torch.cuda.Stream()
   streamlike.wait(a, b)                   >= 1.5x faster than cuda.core a.wait(b)
 
-Each number is the median over --repeat runs of --number calls (fewer for the statements that
-create streams); the runs of the statements compared are interleaved round by round. Each group
-also times its baseline a second time under another name (a control row, "... again"): if the two
-differ by more than the target's tolerance (5% for the create target, whose margin is 5%; 10% for
-the others), the run could not tell the compared rows apart from noise and the target reads
-INCONCLUSIVE instead of ok or MISSED, as bench/tools/run_all.sh judges the C++ benchmarks. Run on the GPU
-machine with the package installed (pip install .) or on PYTHONPATH:
+Each group runs in rounds: every round times each of its statements for a block of calls, in an
+order shuffled per round (a fixed seed, so a run is reproducible). A ratio is the median over
+rounds of the per-round ratio of the two statements' times, so a drift of the machine that moves
+every statement of a round together cancels (the cost of creating a stream drifts over a run by
+more than the create target's 5% margin). The printed ns per call are medians over rounds. The
+create group runs many short rounds (--create-rounds of --create-calls calls); the others --repeat
+rounds (of --number / 10 calls for the views, --create-number for the pool and wait). Each group also
+times its baseline a second time under another name (a control row, "... again"): if the control's
+ratio is off 1 by more than the target's tolerance (1% for the create target, 10% for the others),
+the run could not tell the compared rows apart from noise and the target reads INCONCLUSIVE
+instead of ok or MISSED, as bench/tools/run_all.sh judges the C++ benchmarks. Run on the GPU machine
+with the package installed (pip install .) or on PYTHONPATH:
 
     python3 bench/python/bench_package.py [--json out.json] [--check]
 
@@ -26,6 +31,7 @@ import argparse
 import gc
 import json
 import platform
+import random
 import statistics
 import sys
 import timeit
@@ -34,29 +40,47 @@ import timeit
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--number", type=int, default=100_000, help="calls per timing run (cheap statements)")
-    p.add_argument("--create-number", type=int, default=5_000, help="calls per run for statements that create")
-    p.add_argument("--repeat", type=int, default=11, help="timing runs; the median is reported")
+    p.add_argument(
+        "--create-number", type=int, default=5_000, help="calls per round for the pool's and wait's statements"
+    )
+    p.add_argument("--repeat", type=int, default=11, help="rounds of the view, pool and wait groups")
+    p.add_argument("--create-calls", type=int, default=200, help="calls per block of the create group's rounds")
+    p.add_argument("--create-rounds", type=int, default=300, help="rounds of the create group")
     p.add_argument("--json", help="also write the results here")
     p.add_argument("--check", action="store_true", help="exit 1 if a target is missed, 3 if one is inconclusive")
     return p.parse_args()
 
 
-def interleaved(stmts, env, number, repeat, after_round=None):
-    """{name: median ns per call}, the statements timed in turn each round."""
+def interleaved(stmts, env, number, rounds, after_block=None, seed=20261201):
+    """{name: [ns per call in each round]}: every round times each statement for `number` calls, in
+    an order shuffled per round; after_block runs, untimed, after each statement's block."""
     timers = {name: timeit.Timer(stmt, globals=env) for name, stmt in stmts.items()}
     samples = {name: [] for name in stmts}
+    order = list(timers)
+    shuffle = random.Random(seed)
     for t in timers.values():
         t.timeit(max(1, number // 10))  # warm up
-    for _ in range(repeat):
-        for name, t in timers.items():
+    for _ in range(rounds):
+        shuffle.shuffle(order)
+        for name in order:
             gc.disable()
             try:
-                samples[name].append(t.timeit(number) / number * 1e9)
+                samples[name].append(timers[name].timeit(number) / number * 1e9)
             finally:
                 gc.enable()
-            if after_round:
-                after_round()
+            if after_block:
+                after_block()
+    return samples
+
+
+def medians(samples):
+    """{name: median ns per call over the rounds}."""
     return {name: statistics.median(v) for name, v in samples.items()}
+
+
+def paired(samples, row, base):
+    """The median over rounds of row's time / base's time in the same round."""
+    return statistics.median(r / b for r, b in zip(samples[row], samples[base], strict=True))
 
 
 def main():
@@ -113,8 +137,8 @@ def main():
             "raw create + destroy (same module) again": "raw()",
         },
         env,
-        args.create_number,
-        args.repeat,
+        args.create_calls,
+        args.create_rounds,
         sync_all,
     )
     results["pool"] = interleaved(
@@ -141,12 +165,13 @@ def main():
     )
 
     v, c, p, w = results["view"], results["create"], results["pool"], results["wait"]
-    # (name, wanted, ratio, test, control baseline's group and name, tolerance)
+    # (name, wanted, ratio, test, control baseline's group and name, tolerance); each ratio and
+    # control the median of the per-round ratios
     targets = [
         (
             "StreamView(torch) vs cuda.core Device().create_stream(torch)",
             ">= 5x faster",
-            v["cuda.core Device().create_stream(torch_stream)"] / v["StreamView(torch_stream)"],
+            paired(v, "cuda.core Device().create_stream(torch_stream)", "StreamView(torch_stream)"),
             lambda r: r >= 5.0,
             (v, "cuda.core Device().create_stream(torch_stream)"),
             0.10,
@@ -154,15 +179,15 @@ def main():
         (
             "Stream.create()+drop / raw create+destroy",
             "<= 1.05",
-            c["Stream.create() + drop"] / c["raw create + destroy (same module)"],
+            paired(c, "Stream.create() + drop", "raw create + destroy (same module)"),
             lambda r: r <= 1.05,
             (c, "raw create + destroy (same module)"),
-            0.05,
+            0.01,
         ),
         (
             "cuda.core create+close / Stream.create()+drop",
             ">= 1.0 (not slower)",
-            c["cuda.core dev.create_stream() + close()"] / c["Stream.create() + drop"],
+            paired(c, "cuda.core dev.create_stream() + close()", "Stream.create() + drop"),
             lambda r: r >= 1.0,
             (c, "raw create + destroy (same module)"),
             0.10,
@@ -170,7 +195,7 @@ def main():
         (
             "torch.cuda.Stream() / StreamPool.get()",
             ">= 10x",
-            p["torch.cuda.Stream()"] / p["StreamPool.get()"],
+            paired(p, "torch.cuda.Stream()", "StreamPool.get()"),
             lambda r: r >= 10.0,
             (p, "torch.cuda.Stream()"),
             0.10,
@@ -178,7 +203,7 @@ def main():
         (
             "cuda.core wait / streamlike.wait",
             ">= 1.5x",
-            w["cuda.core a.wait(b)"] / w["streamlike.wait(a, b)"],
+            paired(w, "cuda.core a.wait(b)", "streamlike.wait(a, b)"),
             lambda r: r >= 1.5,
             (w, "cuda.core a.wait(b)"),
             0.10,
@@ -188,13 +213,15 @@ def main():
         f"python {platform.python_version()}, torch {torch.__version__}, "
         f"cuda.core {getattr(core, '__version__', '?')}, GPU {torch.cuda.get_device_name(0)}"
     )
-    for group in results.values():
+    ns_per_call = {key: medians(group) for key, group in results.items()}
+    for key, group in ns_per_call.items():
+        rounds = len(next(iter(results[key].values())))
         for name, ns in group.items():
-            print(f"  {name:<56} {ns:10.1f} ns")
+            print(f"  {name:<56} {ns:10.1f} ns  (median of {rounds} rounds)")
     verdicts = []
     print("targets:")
     for name, want, ratio, test, (group, baseline), tolerance in targets:
-        control = group[baseline + " again"] / group[baseline]
+        control = paired(group, baseline + " again", baseline)
         if abs(control - 1) > tolerance:
             verdict = "INCONCLUSIVE"
         else:
@@ -208,7 +235,7 @@ def main():
         )
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"ns_per_call": results, "targets": verdicts}, f, indent=1)
+            json.dump({"ns_per_call": ns_per_call, "targets": verdicts}, f, indent=1)
     failed = sum(t["verdict"] == "MISSED" for t in verdicts)
     inconclusive = sum(t["verdict"] == "INCONCLUSIVE" for t in verdicts)
     if not args.check:

@@ -2,7 +2,7 @@
 """Runs a Google Benchmark program and prints each benchmark's time as a ratio against a baseline
 measured in the same run; exits 1 if a judged ratio misses its target.
 
-Two ways to say what is judged:
+Three ways to say what is judged:
 
   One baseline for every row (the default; what get_stream_routes needs):
 
@@ -27,6 +27,17 @@ Two ways to say what is judged:
     one's ratio is off 1 by more than TOLERANCE, every verdict reads INCONCLUSIVE. In single-
     baseline mode the control/ rows gate the same way, with TOLERANCE = --control-tolerance
     (default: target - 1).
+
+  Rounds (--rounds ROW, with per-row rules; what stream_pool's creation claim needs):
+
+    bench/tools/ratios.py build/bench/stream_pool --filter '^rounds/' --rounds rounds/creation \\
+        --compare 'create/shared_stream::create\\+drop' 'create/cudaStreamCreate+cudaStreamDestroy' '<=' 1.05
+
+    ROW (a name, or a regex or prefix naming exactly one row) runs one round of every way per iteration and
+    reports each way's ns per call as a user counter named like a row. The rules then apply to
+    those counters: repetition k of every counter was measured in the same window, so every ratio
+    (--compare, --control, --info) is the median over repetitions of counter_k / baseline_k, not a
+    ratio of medians; pairing cancels a drift of the machine that moves all ways together.
 
 Output: the table of medians; then one line per verdict starting with TARGET, which is what
 bench/tools/run_all.sh collects:
@@ -161,6 +172,14 @@ def parse_args():
         "ratio is off 1 by more than TOLERANCE (e.g. 0.05), the run was too noisy to tell and "
         "every verdict of --compare reads INCONCLUSIVE instead of PASS or FAIL (repeatable)",
     )
+    p.add_argument(
+        "--rounds",
+        default=None,
+        metavar="ROW",
+        help="judge the user counters of ROW (its name, or a regex or prefix naming one row) instead of the rows: "
+        "each counter is one way's ns per call over a repetition's rounds, and every ratio of the rules "
+        "is the median over repetitions of the per-repetition ratio",
+    )
     p.add_argument("--name", default=None, help="what TARGET lines call the program (default: its file name)")
     p.add_argument(
         "--metric",
@@ -251,6 +270,85 @@ def collect(data, metric):
     return dict(sorted(samples.items(), key=lambda kv: order[kv[0]])), errors
 
 
+# What Google Benchmark's JSON gives every run; any other number of a run is a user counter.
+STANDARD_KEYS = {
+    "name",
+    "run_name",
+    "run_type",
+    "family_index",
+    "per_family_instance_index",
+    "repetitions",
+    "repetition_index",
+    "threads",
+    "iterations",
+    "real_time",
+    "cpu_time",
+    "time_unit",
+    "aggregate_name",
+    "aggregate_unit",
+    "error_occurred",
+    "error_message",
+    "skipped",
+    "skip_message",
+    "cpu_coefficient",
+    "real_coefficient",
+    "big_o",
+    "rms",
+    "allocs_per_iter",
+    "max_bytes_used",
+    "total_allocated_bytes",
+    "net_heap_growth",
+    "label",
+}
+
+
+def round_counters(data, row):
+    """{counter: [its value in each repetition of ROW, by repetition index]}: the user counters of
+    the one row named ROW (exactly, else in full by ROW as a regex, else by ROW as a prefix: Google
+    Benchmark appends /real_time to a row that uses real time). A missing row, one without
+    counters, or repetitions that report different counters end the run (exit 2): no claim may
+    pass on what was not measured."""
+    runs = [b for b in data["benchmarks"] if b.get("run_type") == "iteration"]
+    names = list(dict.fromkeys(b.get("run_name", b["name"]) for b in runs))
+    if row in names:
+        found = [row]
+    else:
+        try:
+            pattern = re.compile(row)
+        except re.error as e:
+            die(f"--rounds {row!r} is not a row name nor a regex: {e}")
+        found = [n for n in names if pattern.fullmatch(n)] or [n for n in names if n.startswith(row)]
+    if len(found) != 1:
+        die(f"--rounds {row!r}: need exactly one row so named, found {found or 'none'} among {names}")
+    row = found[0]
+    reps = [b for b in runs if b.get("run_name", b["name"]) == row]
+    failed = [b.get("error_message", "") for b in reps if b.get("error_occurred")]
+    if failed:
+        die(f"--rounds {row}: the row reported an error: {failed[0]}")
+    reps.sort(key=lambda b: b.get("repetition_index", 0))
+
+    def counters(b):
+        return {
+            k: float(v)
+            for k, v in b.items()
+            if k not in STANDARD_KEYS and isinstance(v, (int, float)) and not isinstance(v, bool)
+        }
+
+    per_rep = [counters(b) for b in reps]
+    names = list(per_rep[0])
+    if not names:
+        die(f"--rounds {row}: the row has no user counters")
+    for k, c in enumerate(per_rep):
+        if set(c) != set(names):
+            missing = sorted(set(names) - set(c))
+            extra = sorted(set(c) - set(names))
+            die(
+                f"--rounds {row}: repetition {k} reports other counters than repetition 0 "
+                f"(missing {missing}, extra {extra}): the rounds cannot be paired"
+            )
+    return {n: [c[n] for c in per_rep] for n in names}
+
+
 def stats(times):
     med = statistics.median(times)
     # Spread of the repetitions: half the interquartile range, relative to the median.
@@ -286,6 +384,12 @@ def print_context(data, args, samples):
         if key not in standard:
             print(f"{key}: {value}")
     reps = max(len(t) for t in samples.values())
+    if args.rounds:
+        print(
+            f"metric: the user counters of {args.rounds} (each way's mean ns per call over a repetition's "
+            f"rounds), {reps} repetitions; ratios: median over repetitions of the per-repetition ratio"
+        )
+        return
     how = (
         "from " + args.from_json
         if args.from_json
@@ -377,10 +481,19 @@ OPS = {
 }
 
 
-def rules_mode(args, samples, errors, name):
-    """Per-row baselines: --compare (judged), --info (printed), --reference (outside numbers)."""
+def rules_mode(args, samples, errors, name, paired=False):
+    """Per-row baselines: --compare (judged), --info (printed), --reference (outside numbers).
+    paired: the samples are --rounds counters, whose repetition k was measured in one window; a
+    ratio is then the median of the per-repetition ratios, else the ratio of the medians."""
     medians = {n: stats(t) for n, t in samples.items()}
     status = 0
+
+    def ratio_of(row, base):
+        if paired:
+            return statistics.median(r / b for r, b in zip(samples[row], samples[base], strict=True))
+        return medians[row][0] / medians[base][0]
+
+    how = f"median of {len(next(iter(samples.values())))} per-repetition ratios; medians " if paired else ""
     verdicts, infos = [], []
 
     def pairs(regex, baseline):
@@ -415,7 +528,7 @@ def rules_mode(args, samples, errors, name):
             if base not in medians:
                 off.append(f"{row}: baseline {base} missing")
                 continue
-            ratio = medians[row][0] / medians[base][0]
+            ratio = ratio_of(row, base)
             good = abs(ratio - 1) <= float(tolerance)
             control_rows.append(
                 [
@@ -454,7 +567,7 @@ def rules_mode(args, samples, errors, name):
                 )
                 status = 1
                 continue
-            ratio = medians[row][0] / medians[base][0]
+            ratio = ratio_of(row, base)
             ok = check(ratio, target)
             verdict = gate or ("PASS" if ok else "FAIL")
             if not gate:
@@ -465,7 +578,7 @@ def rules_mode(args, samples, errors, name):
             pace = f"{1 / ratio:.2f}x faster" if ratio <= 1 else f"{ratio:.2f}x slower"
             verdicts.append(
                 f"TARGET {name}: {row} vs {base}: ratio {ratio:.4f} = {pace} "
-                f"({fmt_ns(medians[row][0])} vs {fmt_ns(medians[base][0])} ns; target "
+                f"({how}{fmt_ns(medians[row][0])} vs {fmt_ns(medians[base][0])} ns; target "
                 f"{wording.format(t=target)}): {verdict}"
             )
     for regex, ns, label, op, target in args.versus:
@@ -505,7 +618,7 @@ def rules_mode(args, samples, errors, name):
     for regex, baseline in args.info:
         for row, base in pairs(regex, baseline):
             if base in medians:
-                ratio = medians[row][0] / medians[base][0]
+                ratio = ratio_of(row, base)
                 rows.append([row, base, f"{ratio:.3f}", f"{1 / ratio:.1f}x", "-", "(info)"])
     for regex, ns, label in args.reference:
         for row, _ in pairs(regex, ""):
@@ -553,8 +666,15 @@ def main():
             print(f"TARGET {name}: SKIP (every benchmark reported an error: {'; '.join(reasons)})")
             return SKIP
         die("the run produced no benchmark results")
+    rules = args.compare or args.versus or args.info or args.reference or args.control
+    if args.rounds:
+        if not rules:
+            die("--rounds needs rules (--compare, --control, --info, ...) to judge its counters")
+        samples = round_counters(data, args.rounds)
+        print_context(data, args, samples)
+        return rules_mode(args, samples, {}, name, paired=True)
     print_context(data, args, samples)
-    if args.compare or args.versus or args.info or args.reference or args.control:
+    if rules:
         return rules_mode(args, samples, errors, name)
     return single_baseline(args, samples, name)
 

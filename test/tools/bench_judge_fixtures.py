@@ -4,13 +4,16 @@ run_all_test.py): rows with given times, in the JSON that --benchmark_format=jso
 import json
 
 
-def benchmark_json(rows, errors=(), metric_scale=None):
+def benchmark_json(rows, errors=(), metric_scale=None, counters=None):
     """rows: {name: [ns per repetition, ...]} (cpu_time and real_time alike, unless metric_scale
-    {name: factor} makes real_time = cpu_time * factor); errors: names that SkipWithError'd."""
+    {name: factor} makes real_time = cpu_time * factor); errors: names that SkipWithError'd;
+    counters: {name: {counter: [value per repetition, ...]}}, the user counters of row name (a
+    counter with fewer values than the row has repetitions is left out of the later ones)."""
     benchmarks = []
     for family, (name, times) in enumerate(rows.items()):
         for i, ns in enumerate(times):
             factor = (metric_scale or {}).get(name, 1.0)
+            user = {c: values[i] for c, values in (counters or {}).get(name, {}).items() if i < len(values)}
             benchmarks.append(
                 {
                     "name": name,
@@ -24,6 +27,7 @@ def benchmark_json(rows, errors=(), metric_scale=None):
                     "real_time": ns * factor,
                     "cpu_time": ns,
                     "time_unit": "ns",
+                    **user,
                 }
             )
     for family, name in enumerate(errors, start=len(rows)):

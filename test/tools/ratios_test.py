@@ -1,7 +1,8 @@
 """bench/tools/ratios.py, the benchmark judge, on fixture runs (--from-json): each verdict (PASS, FAIL,
 INCONCLUSIVE by a control row, SKIP), each comparison ('<=', '<', 'faster>='), a missing row or
-baseline, both modes (one baseline; per-row rules), and the exit status that bench/tools/run_all.sh
-checks against the verdicts. Usage: ratios_test.py RATIOS_PY"""
+baseline, the modes (one baseline; per-row rules; rules on one row's --rounds counters, paired by
+repetition), and the exit status that bench/tools/run_all.sh checks against the verdicts.
+Usage: ratios_test.py RATIOS_PY"""
 
 import os
 import re
@@ -179,6 +180,89 @@ rc, out = judge(rows, "--compare", "equal", "base", "<=", "1.0", "--control", "c
 expect("a control row missing from the run: INCONCLUSIVE, named", rc == 3 and "control/absent: no such row" in out, out)
 rc, out = judge(rows, "--compare", "copy/none", "base", "<=", "1.0", "--control", "control/base_again", "base", "0.01")
 expect("a missing judged row still fails under an off control", rc == 1 and "no such row" in out, out)
+
+# --- rounds: the user counters of one row, each ratio the median of per-repetition ratios ---------
+base = [10.0, 11.0, 12.0, 13.0, 14.0]  # the baseline drifting over the run, as the driver's does
+
+
+def rounds(counters, row="rounds/creation"):
+    """A run whose row `row` carries the counters, beside per-call rows named like them (slow ones:
+    a rule that read the rows instead of the counters would fail)."""
+    reps = len(next(iter(counters.values())))
+    runs = {row: [2.0e6] * reps, "base": [10.0] * reps, "ours": [20.0] * reps}
+    return runs, {"counters": {row: counters}}
+
+
+def scaled(times, factor):
+    return [t * factor for t in times]
+
+
+ours_rule = ("--compare", "ours", "base", "<=", "1.05")
+control_rule = ("--control", "control/base_again", "base", "0.01")
+runs, kw = rounds({"base": base, "ours": scaled(base, 1.03), "control/base_again": scaled(base, 1.002)})
+rc, out = judge(runs, "--rounds", "rounds/creation", *ours_rule, *control_rule, **kw)
+expect(
+    "--rounds: the counters are judged, not the rows of the same names: 1.03x passes",
+    rc == 0 and verdicts(out) == ["PASS"] and "ratio 1.0300" in out and "median of 5 per-repetition ratios" in out,
+    out,
+)
+rc, out = judge(runs, "--rounds", "rounds/.*", *ours_rule, *control_rule, **kw)
+expect("--rounds: ROW may be a regex naming one row", rc == 0 and verdicts(out) == ["PASS"], out)
+runs, kw = rounds({"base": base, "ours": scaled(base, 1.03)}, row="rounds/creation/real_time")
+rc, out = judge(runs, "--rounds", "rounds/creation", *ours_rule, **kw)
+expect(
+    "--rounds: ROW may be a prefix naming one row (Google Benchmark appends /real_time)",
+    rc == 0 and verdicts(out) == ["PASS"],
+    out,
+)
+runs, kw = rounds({"base": base, "ours": scaled(base, 1.08), "control/base_again": scaled(base, 1.002)})
+rc, out = judge(runs, "--rounds", "rounds/creation", *ours_rule, *control_rule, **kw)
+expect("--rounds: 1.08x in every round fails", rc == 1 and verdicts(out) == ["FAIL"] and "ratio 1.0800" in out, out)
+runs, kw = rounds({"base": base, "ours": scaled(base, 1.03), "control/base_again": scaled(base, 1.02)})
+rc, out = judge(runs, "--rounds", "rounds/creation", *ours_rule, *control_rule, **kw)
+expect(
+    "--rounds: a control off by more than its tolerance makes it INCONCLUSIVE (exit 3)",
+    rc == 3 and verdicts(out) == ["INCONCLUSIVE"] and "control off: control/base_again 1.020" in out,
+    out,
+)
+# Each repetition 1.03x its own baseline, but the slow repetitions fall on other indices for the
+# row than for the baseline: the ratio of the medians reads 1.236, the median of the ratios 1.03.
+unpaired = {"base": [10.0, 10.0, 10.0, 12.0, 12.0], "ours": [10.3, 10.3, 12.36, 12.36, 12.36]}
+runs, kw = rounds(unpaired)
+rc, out = judge(runs, "--rounds", "rounds/creation", *ours_rule, "--info", "ours", "base", **kw)
+expect(
+    "--rounds: pairs the repetitions (median of the ratios 1.03, where the medians' ratio is 1.236)",
+    rc == 0 and verdicts(out) == ["PASS"] and "ratio 1.0300" in out and "1.030  " in out,
+    out,
+)
+rc, out = judge(unpaired, *ours_rule)
+expect("the same times as rows, without --rounds: the ratio of medians, 1.236, fails", rc == 1, out)
+runs, kw = rounds({"base": base, "ours": scaled(base, 1.03)[:4]})
+rc, out = judge(runs, "--rounds", "rounds/creation", *ours_rule, **kw)
+expect(
+    "--rounds: a counter missing from one repetition is a failed run (exit 2): nothing to pair",
+    rc == 2 and not targets(out) and "repetition 4 reports other counters" in out and "'ours'" in out,
+    out,
+)
+runs, kw = rounds({"base": base, "ours": scaled(base, 1.03)})
+rc, out = judge(runs, "--rounds", "rounds/creation", "--compare", "theirs", "base", "<=", "1.05", **kw)
+expect("--rounds: a rule naming a counter the row lacks fails", rc == 1 and "FAIL (no such row" in out, out)
+rc, out = judge(runs, "--rounds", "rounds/absent", *ours_rule, **kw)
+expect(
+    "--rounds: ROW missing from the run is a failed run (exit 2), named",
+    rc == 2 and not targets(out) and "'rounds/absent'" in out,
+    out,
+)
+rc, out = judge(runs, "--rounds", "base", *ours_rule, **kw)
+expect(
+    "--rounds: ROW without counters is a failed run (exit 2)",
+    rc == 2 and not targets(out) and "no user counters" in out,
+    out,
+)
+rc, out = judge(runs, "--rounds", "(base|ours)", *ours_rule, **kw)
+expect("--rounds: a regex naming two rows is a failed run (exit 2)", rc == 2 and "exactly one row" in out, out)
+rc, out = judge({}, "--rounds", "rounds/creation", *ours_rule, errors=["rounds/creation"])
+expect("--rounds: a program that could not measure is a SKIP", rc == 77 and verdicts(out) == ["SKIP"], out)
 
 # --- metrics and skips --------------------------------------------------------------------------
 rc, out = judge(
