@@ -7,7 +7,8 @@
 // Creating an owned stream costs what creating a raw one costs: shared_stream::create + drop at
 // most 1.05x each raw create + destroy measured in the same run, the runtime's and the driver's,
 // with and without a priority (the fastest of them binds). cuda.core's create_stream() + close()
-// is measured in the same run_all.sh run by bench/references.py and judged there too.
+// is measured in the same run_all.sh run by bench/references.py and shown beside these rows; it is
+// judged in bench/python/bench_package.py, where both run in one process.
 //
 // Why the creation claim is judged from rounds: the driver's cost of a create + destroy drifts
 // over a run, so each per-call row's repetitions spread by 9-19% and two rows of the identical

@@ -214,8 +214,12 @@ if [ -x "$bin/stream_pool" ] || [ -x "$bin/ordering" ]; then
     echo "TARGET references: FAIL (a library's figures could not be measured: see above)" >> "$verdicts"
   fi
   figure() { echo "$ref_out" | sed -n "s/^REFERENCE-FIGURE $1 //p"; }
-  # Judged: a C++ owner creates and drops a stream no slower than cuda.core's Python does.
-  f=$(figure 'cuda\.core\.create+close'); [ -n "$f" ] && refs_pool+=(--versus 'create/shared_stream::create\+drop' "$f" 'cuda.core create_stream()+close() (this run)' '<=' 1.0 --reference 'create/unique_stream::create\+drop' "$f" 'cuda.core create_stream()+close() (this run)')
+  # Shown, not judged: a figure from another process at another time is not paired with ours,
+  # and creation drifts by more than the claim's margin between runs. "shared_stream::create +
+  # drop no slower than cuda.core's create_stream() + close()" is judged where both run in the
+  # same process, in the same rounds: bench/python/bench_package.py, whose Stream.create() is
+  # shared_stream::create plus the Python object, so a pass there holds for C++ too.
+  f=$(figure 'cuda\.core\.create+close'); [ -n "$f" ] && refs_pool+=(--reference 'create/(shared|unique)_stream::create\+drop' "$f" 'cuda.core create_stream()+close() (this run)')
   f=$(figure 'torch\.create+drop'); [ -n "$f" ] && refs_pool+=(--reference 'pool/stream_pool::get\+drop' "$f" 'torch.cuda.Stream() from its pool + drop (this run)')
   f=$(figure 'cuda\.core\.wait'); [ -n "$f" ] && refs_wait+=(--reference 'wait/streamlike::wait\(.*\)' "$f" 'cuda.core Stream.wait(other) (this run)')
   f=$(figure 'torch\.wait_stream'); [ -n "$f" ] && refs_wait+=(--reference 'wait/streamlike::wait\(.*\)' "$f" 'torch Stream.wait_stream(other) (this run)')
