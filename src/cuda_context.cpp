@@ -64,34 +64,48 @@ unsigned long long current_id() noexcept {
   return id;
 }
 
+namespace {
+
+// What current() remembers per thread: a context's device and whether it is primary are fixed
+// for its life, and its id is never reused, so the last answer stays true for that id.
+struct remembered_context {
+  unsigned long long id = 0;
+  int device = -1;
+  unsigned long long primary_id = 0;
+};
+
+// A context this thread has not met yet (or not last): its device and primary-ness, asked.
+[[gnu::noinline, gnu::cold]] bool remember(remembered_context& last, const current_context& ctx) noexcept {
+  const auto& drv = driver::get();
+  int device = -1;
+  if (drv.ctx_get_device != nullptr) {
+    CUdevice dev = -1;
+    if (drv.ctx_get_device(&dev, ctx.handle) != CUDA_SUCCESS) return false;
+    device = static_cast<int>(dev);
+  } else if (cudaGetDevice(&device) != cudaSuccess) { // a driver before CUDA 13: the current context's
+    (void)cudaGetLastError();
+    return false;
+  }
+  last = {ctx.id, device, primary_or_zero(ctx.id, device)};
+  return true;
+}
+
+} // namespace
+
 bool current(current_context& out) noexcept {
   const auto& drv = driver::get();
   if (drv.ctx_get_current == nullptr || drv.ctx_get_id == nullptr) return false;
   if (drv.ctx_get_current(&out.handle) != CUDA_SUCCESS || out.handle == nullptr) return false;
   // An uninitialized primary context (reset, not made again) answers CUDA_ERROR_CONTEXT_IS_DESTROYED.
   if (drv.ctx_get_id(out.handle, &out.id) != CUDA_SUCCESS || out.id == 0) return false;
-  // A context's device and whether it is primary are fixed for its life, and its id is never
-  // reused: the last answer per thread stays true for that id.
-  struct remembered {
-    unsigned long long id = 0;
-    int device = -1;
-    unsigned long long primary_id = 0;
-  };
-  thread_local remembered last;
-  if (last.id != out.id) {
-    int device = -1;
-    if (drv.ctx_get_device != nullptr) {
-      CUdevice dev = -1;
-      if (drv.ctx_get_device(&dev, out.handle) != CUDA_SUCCESS) return false;
-      device = static_cast<int>(dev);
-    } else if (cudaGetDevice(&device) != cudaSuccess) { // a driver before CUDA 13: the current context's
-      (void)cudaGetLastError();
-      return false;
-    }
-    last = {out.id, device, primary_or_zero(out.id, device)};
+  thread_local remembered_context last;
+  remembered_context seen = last; // a copy: one lookup of the thread-local's address on a hit
+  if (seen.id != out.id) [[unlikely]] {
+    if (!remember(last, out)) return false;
+    seen = last;
   }
-  out.device = last.device;
-  out.primary_id = last.primary_id;
+  out.device = seen.device;
+  out.primary_id = seen.primary_id;
   return true;
 }
 

@@ -11,11 +11,11 @@
 #include <streamlike/error.hpp>
 #include <streamlike/shared_stream.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <new>
 #include <optional>
-#include <utility>
 
 namespace streamlike {
 namespace detail {
@@ -31,44 +31,31 @@ void stream_control_block::query_deferred_facts() const {
 
 namespace {
 
-// The memory of one freed destroying_block per thread, which that thread's next create reuses:
-// a create + drop then calls neither malloc nor free (about 50 ns of its cost, measured in place
-// on the H200; bench/RESULTS.md, "Stream creation"). Both variables are trivially destructible,
-// so a block freed while the thread's other thread_locals are destroyed still reads them;
-// `release_spare_block`, made when a block is first kept, frees the spare at the thread's exit
-// and closes the slot.
-thread_local void* spare_block = nullptr;
-thread_local bool spare_closed = false;
-struct spare_block_release {
-  bool armed = false;
-  spare_block_release() = default;
-  spare_block_release(const spare_block_release&) = delete;
-  spare_block_release& operator=(const spare_block_release&) = delete;
-  ~spare_block_release() {
-    ::operator delete(std::exchange(spare_block, nullptr));
-    spare_closed = true;
-  }
-};
-thread_local spare_block_release release_spare_block;
+// The memory of one freed destroying_block, which the next create (on any thread) reuses: a
+// create + drop then calls neither malloc nor free (about 50 ns of its cost, measured in place on
+// the H200; bench/RESULTS.md, "Stream creation"). One atomic exchange takes it, one compare-and-
+// swap gives it back; a block that finds the slot full goes back to the heap. The block kept at
+// exit stays reachable from here.
+std::atomic<void*> spare_block{nullptr};
 
 // The block of a stream streamlike created or adopted: dispose destroys the stream, on its own
 // device, unless it died with its context (cudaDeviceReset).
 class destroying_block final : public stream_control_block {
 public:
   static void* operator new(std::size_t size) {
-    if (void* block = std::exchange(spare_block, nullptr)) return block; // final: always this size
+    // final: every block is this size
+    if (spare_block.load(std::memory_order_relaxed) != nullptr) {
+      if (void* block = spare_block.exchange(nullptr, std::memory_order_acquire)) return block;
+    }
     return ::operator new(size);
   }
   static void operator delete(void* block) noexcept {
-    if (spare_block == nullptr && !spare_closed) {
-      release_spare_block.armed = true; // made now, so this thread's exit frees the spare
-      spare_block = block;
-      return;
+    void* empty = nullptr;
+    if (!spare_block.compare_exchange_strong(empty, block, std::memory_order_release, std::memory_order_relaxed)) {
+      ::operator delete(block);
     }
-    ::operator delete(block);
   }
 
-  using stream_control_block::stream_control_block;
   /// A stream created in its device's primary context, whose handle the drop asks.
   destroying_block(cudaStream_t handle, const stream_facts& facts, CUcontext primary_context) noexcept
       : stream_control_block(handle, facts), primary_context_(primary_context) {}
@@ -76,7 +63,7 @@ public:
 private:
   void dispose() noexcept override {
     // Always known: queried when the stream was created or adopted.
-    const std::optional<stream_facts>& facts = facts_if_known();
+    const stream_facts* facts = known_facts();
     // Created here in a primary context (the common case): that context asked for its id, then
     // the driver's destroy. Adopted, and dropped where its primary context is current: the
     // current context's id, then the destroy. Else the primary context is asked for (retain,

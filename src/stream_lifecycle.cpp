@@ -101,24 +101,27 @@ void check_priority(int priority, int device, const char* who) {
 
 } // namespace
 
-created_stream create_stream(const stream_options& options, const char* who) {
+namespace {
+
+// Every way that is not the driver's in the current context: a named device (checked, then its
+// guard), a priority outside the device's range (refused), or the runtime's calls where the
+// driver's cannot run (a thread without a current context yet, a reset primary context, a
+// missing driver function), which make the context and report any failure. Out of line and
+// cold, so that the common create's path stays a few cache lines of code.
+[[gnu::noinline, gnu::cold]] created_stream create_stream_elsewhere(const stream_options& options, const char* who) {
   std::optional<device_guard> on_device;
   if (options.device) {
     check_named_device(*options.device, who);
     on_device.emplace(*options.device); // one cudaGetDevice where it is current already
   }
   const unsigned int flags = options.non_blocking ? cudaStreamNonBlocking : cudaStreamDefault;
-  // The driver's way, in the current context (what the runtime's call uses too): the context's
-  // id and device come with it, in place of cudaGetDevice now and of the stream's context asked
-  // later. A thread without a current context yet, a reset primary context or a missing driver
-  // function take the runtime's way, which makes the context (and reports any failure).
   const auto& drv = driver::get();
   cuda_context::current_context ctx;
   if (drv.stream_create_with_priority != nullptr && cuda_context::current(ctx) &&
       (!options.device || ctx.device == *options.device)) {
     check_priority(options.priority, ctx.device, who);
     CUstream handle = nullptr;
-    if (drv.stream_create_with_priority(&handle, flags, options.priority) == CUDA_SUCCESS) [[likely]] {
+    if (drv.stream_create_with_priority(&handle, flags, options.priority) == CUDA_SUCCESS) {
       return {handle,
               ctx.device,
               flags,
@@ -139,6 +142,26 @@ created_stream create_stream(const stream_options& options, const char* who) {
   throw_if_error(cudaStreamCreateWithPriority(&handle, flags, options.priority),
                  std::string(who) + ": cudaStreamCreateWithPriority");
   return {handle, device, flags, options.priority, false, 0};
+}
+
+} // namespace
+
+created_stream create_stream(const stream_options& options, const char* who) {
+  // The common create: no device named and the default priority (0, in every device's range:
+  // CUDA's default stream priority), by the driver in the current context (what the runtime's
+  // call uses too). The context's id and device come with it, in place of cudaGetDevice now and
+  // of the stream's context asked later.
+  const auto& drv = driver::get();
+  cuda_context::current_context ctx;
+  if (!options.device && options.priority == 0 && drv.stream_create_with_priority != nullptr &&
+      cuda_context::current(ctx)) [[likely]] {
+    const unsigned int flags = options.non_blocking ? cudaStreamNonBlocking : cudaStreamDefault;
+    CUstream handle = nullptr;
+    if (drv.stream_create_with_priority(&handle, flags, 0) == CUDA_SUCCESS) [[likely]] {
+      return {handle, ctx.device, flags, 0, true, ctx.primary_id, ctx.primary_id != 0 ? ctx.handle : nullptr};
+    }
+  }
+  return create_stream_elsewhere(options, who);
 }
 
 namespace {
