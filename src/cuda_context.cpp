@@ -7,6 +7,8 @@
 #include <streamlike/stream_view.hpp>
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace streamlike::detail::cuda_context {
@@ -66,16 +68,25 @@ unsigned long long current_id() noexcept {
 
 namespace {
 
-// What current() remembers per thread: a context's device and whether it is primary are fixed
-// for its life, and its id is never reused, so the last answer stays true for that id.
-struct remembered_context {
-  unsigned long long id = 0;
-  int device = -1;
-  unsigned long long primary_id = 0;
-};
+// What current() remembers of the contexts it has met. A context's device and whether it is
+// primary are fixed for its life, and its id is never reused, so an answer stays true for that
+// id, on every thread. Each answer is packed in one atomic word (the id in bits 0-39, the device
+// in 40-61, bit 62 set for a primary context), in one of a few slots chosen by the id: a create
+// reads one word, with no thread-local lookup, and no reader can see half an answer. An id or
+// device too large to pack (none in practice: the driver numbers contexts from 1) is asked every
+// time.
+constexpr std::uint64_t id_bits = 40;
+constexpr std::uint64_t id_mask = (std::uint64_t{1} << id_bits) - 1;
+constexpr std::uint64_t device_mask = (std::uint64_t{1} << 22) - 1;
+constexpr std::uint64_t primary_bit = std::uint64_t{1} << 62;
+constexpr std::size_t remembered_slots = 8;
+std::atomic<std::uint64_t> remembered[remembered_slots] = {};
 
-// A context this thread has not met yet (or not last): its device and primary-ness, asked.
-[[gnu::noinline, gnu::cold]] bool remember(remembered_context& last, const current_context& ctx) noexcept {
+std::atomic<std::uint64_t>& slot_of(unsigned long long id) noexcept { return remembered[id % remembered_slots]; }
+
+// A context not remembered (met for the first time, or its slot taken by another since): its
+// device and primary-ness, asked and remembered.
+[[gnu::noinline, gnu::cold]] bool remember(current_context& ctx) noexcept {
   const auto& drv = driver::get();
   int device = -1;
   if (drv.ctx_get_device != nullptr) {
@@ -86,7 +97,13 @@ struct remembered_context {
     (void)cudaGetLastError();
     return false;
   }
-  last = {ctx.id, device, primary_or_zero(ctx.id, device)};
+  ctx.device = device;
+  ctx.primary_id = primary_or_zero(ctx.id, device);
+  if (ctx.id <= id_mask && device >= 0 && static_cast<std::uint64_t>(device) <= device_mask) {
+    slot_of(ctx.id).store(ctx.id | (static_cast<std::uint64_t>(device) << id_bits) |
+                              (ctx.primary_id != 0 ? primary_bit : 0),
+                          std::memory_order_relaxed);
+  }
   return true;
 }
 
@@ -98,14 +115,11 @@ bool current(current_context& out) noexcept {
   if (drv.ctx_get_current(&out.handle) != CUDA_SUCCESS || out.handle == nullptr) return false;
   // An uninitialized primary context (reset, not made again) answers CUDA_ERROR_CONTEXT_IS_DESTROYED.
   if (drv.ctx_get_id(out.handle, &out.id) != CUDA_SUCCESS || out.id == 0) return false;
-  thread_local remembered_context last;
-  remembered_context seen = last; // a copy: one lookup of the thread-local's address on a hit
-  if (seen.id != out.id) [[unlikely]] {
-    if (!remember(last, out)) return false;
-    seen = last;
-  }
-  out.device = seen.device;
-  out.primary_id = seen.primary_id;
+  const std::uint64_t packed = slot_of(out.id).load(std::memory_order_relaxed);
+  if ((packed & id_mask) != out.id) [[unlikely]]
+    return remember(out);
+  out.device = static_cast<int>((packed >> id_bits) & device_mask);
+  out.primary_id = (packed & primary_bit) != 0 ? out.id : 0;
   return true;
 }
 

@@ -43,7 +43,7 @@ struct current_context {
 };
 
 /// The current context in `out`: two driver calls (cuCtxGetCurrent, cuCtxGetId), the device and
-/// primary-ness remembered per thread for the last context id seen (fixed for a context's life).
+/// primary-ness remembered for each context id met, for every thread (fixed for a context's life).
 /// False, with `out` unspecified, where the driver cannot answer: no context is current yet (the
 /// runtime makes one on its first call), the current primary context was reset and not made
 /// again, or the driver lacks the functions. Never throws, leaves no runtime error behind.
