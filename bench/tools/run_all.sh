@@ -15,11 +15,12 @@
 #   shared_stream_copy  shared_stream copy+destroy <= 0.8x std::shared_ptr on 1 thread, <= 1.0x
 #                       on 2 threads copying the same object
 #   stream_pool  (GPU)  stream_pool get+drop >= 100x faster than cudaStreamCreate+Destroy;
-#                       shared_stream::create+drop <= 1.0x cuda.core's create+close
+#                       cuda.core's create+close shown beside the per-call create rows
 #   stream_creation (GPU) shared_stream::create+drop <= 1.05x every raw create+destroy (runtime
 #                       and driver, with and without priority), from stream_pool's rounds/creation
-#                       row (100 repetitions x 0.1 s, 10 with --quick, whatever --repetitions
-#                       says): each ratio the median of the per-repetition ratios of its counters
+#                       row (1000 repetitions of one round each, 100 with --quick, whatever
+#                       --repetitions says): each ratio the median of the per-round ratios of
+#                       its counters
 #   ordering     (GPU)  streamlike::wait <= 1.2x the raw floor, < 1x an event per call, and
 #                       <= 1.05x the wait as it was before it became capture-safe
 #   owner_queries (GPU) shown (compare_builds.py judges them against the previous library)
@@ -51,13 +52,12 @@ build=$1; shift
 require_gpu=0
 reps=20
 min_time=0.1
-rounds_reps=100 # stream_creation's: 100 x 0.1 s of rounds of about 2 ms, some 15 s
-rounds_min_time=0.1
+rounds_reps=1000 # stream_creation's: rounds of about 4 ms, one per repetition, some 5-10 s
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --require-gpu) require_gpu=1 ;;
-    --quick) reps=5; min_time=0.05; rounds_reps=10 ;;
+    --quick) reps=5; min_time=0.05; rounds_reps=100 ;;
     --repetitions) reps=$2; shift ;;
     --min-time) min_time=$2; shift ;;
     --out) out=$2; shift ;;
@@ -93,7 +93,7 @@ else
 fi
 compilers=$(meson introspect "$build" --compilers 2>/dev/null | python3 -c 'import json, sys; h = json.load(sys.stdin)["host"]; print(", ".join(k + ": " + v["id"] + " " + v["version"] for k, v in h.items()))' 2>/dev/null)
 say "compilers: ${compilers:-(unknown: meson introspect failed)}"
-say "settings: $reps repetitions x $min_time s, interleaved; medians (stream_creation: $rounds_reps x $rounds_min_time s of rounds)"
+say "settings: $reps repetitions x $min_time s, interleaved; medians (stream_creation: medians of the per-round ratios of $rounds_reps rounds)"
 say ""
 
 # ---- one program --------------------------------------------------------------------------------
@@ -241,7 +241,7 @@ run_program stream_pool 1 --metric real_time --filter '^(create|control|pool|dia
 # Creation: shared_stream::create+drop at most 1.05x every raw way to create and destroy a stream
 # (runtime and driver, with and without a priority), so the fastest binds; the control within 1%.
 # Judged from rounds/creation, whose every round measures each way in one window (bench/stream_pool.cu
-# says why): each ratio the median over repetitions of the per-repetition ratio (ratios.py --rounds).
+# says why): each ratio the median over rounds of the per-round ratio (ratios.py --rounds).
 ours='create/shared_stream::create\+drop'
 raw_creates=()
 for raw in 'cudaStreamCreate+cudaStreamDestroy' 'cudaStreamCreateWithFlags(non_blocking)+cudaStreamDestroy' \
@@ -250,7 +250,7 @@ for raw in 'cudaStreamCreate+cudaStreamDestroy' 'cudaStreamCreateWithFlags(non_b
   raw_creates+=(--compare "$ours" "create/$raw" '<=' 1.05)
 done
 run_program_as stream_creation stream_pool 1 --filter '^rounds/' --rounds rounds/creation \
-  --repetitions "$rounds_reps" --min-time "$rounds_min_time" \
+  --repetitions "$rounds_reps" \
   "${raw_creates[@]}" \
   --control 'control/cudaStreamCreate\+cudaStreamDestroy_again' "$create" 0.01 \
   --info 'create/unique_stream::create\+drop' "$create"
