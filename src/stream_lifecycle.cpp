@@ -247,8 +247,8 @@ bool destroy_if_primary_context_alive(cudaStream_t handle, CUcontext primary, un
   // context, not its handle, which cuCtxGetId then answers with CUDA_ERROR_CONTEXT_IS_DESTROYED,
   // and with a new id once the context is made again (measured on CUDA 13). So the recorded id
   // proves the stream's context alive without making it current, and the driver's destroy needs
-  // no particular current context (cuda.core's Stream.close() and RMM's cuda_stream rely on the
-  // same).
+  // no particular current context (CUDA.jl's stream finalizer, run on any thread, does the same:
+  // cuStreamDestroy once its context is known valid).
   unsigned long long id = 0;
   if (drv.ctx_get_id(primary, &id) != CUDA_SUCCESS || id != primary_id) return false;
   (void)drv.stream_destroy(handle); // a failure leaves nothing to release
