@@ -103,6 +103,13 @@ void check_priority(int priority, int device, const char* who) {
 
 namespace {
 
+// A stream the driver made in the current context `ctx`: its device and primary context are the
+// context's.
+created_stream made_in(const cuda_context::current_context& ctx, CUstream handle, unsigned int flags,
+                       int priority) noexcept {
+  return {handle, ctx.device, flags, priority, true, ctx.primary_id, ctx.primary_id != 0 ? ctx.handle : nullptr};
+}
+
 // Every way that is not the driver's in the current context: a named device (checked, then its
 // guard), a priority outside the device's range (refused), or the runtime's calls where the
 // driver's cannot run (a thread without a current context yet, a reset primary context, a
@@ -122,13 +129,7 @@ namespace {
     check_priority(options.priority, ctx.device, who);
     CUstream handle = nullptr;
     if (drv.stream_create_with_priority(&handle, flags, options.priority) == CUDA_SUCCESS) {
-      return {handle,
-              ctx.device,
-              flags,
-              options.priority,
-              true,
-              ctx.primary_id,
-              ctx.primary_id != 0 ? ctx.handle : nullptr};
+      return made_in(ctx, handle, flags, options.priority);
     }
   }
   int device = 0;
@@ -157,9 +158,8 @@ created_stream create_stream(const stream_options& options, const char* who) {
       cuda_context::current(ctx)) [[likely]] {
     const unsigned int flags = options.non_blocking ? cudaStreamNonBlocking : cudaStreamDefault;
     CUstream handle = nullptr;
-    if (drv.stream_create_with_priority(&handle, flags, 0) == CUDA_SUCCESS) [[likely]] {
-      return {handle, ctx.device, flags, 0, true, ctx.primary_id, ctx.primary_id != 0 ? ctx.handle : nullptr};
-    }
+    if (drv.stream_create_with_priority(&handle, flags, 0) == CUDA_SUCCESS) [[likely]]
+      return made_in(ctx, handle, flags, 0);
   }
   return create_stream_elsewhere(options, who);
 }
