@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -108,6 +109,11 @@ TEST_CASE("8 threads wait at once: each its own cached event, each ordered, each
   std::atomic<int> ordered{0};
   std::atomic<int> failures{0};
   std::atomic<bool> go{false};
+  // The gated rounds run one thread at a time: run_rounds allocates and frees mapped memory and
+  // the gate device memory, which synchronize the device, so a thread allocating while another
+  // holds its gate would wait for that gate, and two such threads for each other, until both
+  // gates time out. The bare waits, the part that races, run on all threads at once.
+  std::mutex one_gate_at_a_time;
   const call_counters::counts before = call_counters::now();
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
@@ -118,6 +124,7 @@ TEST_CASE("8 threads wait at once: each its own cached event, each ordered, each
         while (!go.load()) std::this_thread::yield();
         // Bare waits first, racing with the other threads' waits on their own events.
         for (int i = 0; i < bare_waits; ++i) streamlike::wait(consumer, producer);
+        const std::lock_guard<std::mutex> gated(one_gate_at_a_time);
         const gpu_test::rounds_seen seen = gpu_test::run_rounds(producer.view(), consumer.view(), rounds, true);
         ordered += seen.set;
       } catch (...) {
