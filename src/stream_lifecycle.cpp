@@ -166,21 +166,6 @@ created_stream create_stream(const stream_options& options, const char* who) {
 
 namespace {
 
-// The id of `device`'s primary context if `context_id` is it, else 0. A context id equal to the
-// one last found primary on the device is that context, alive (a stream was just made or found in
-// it) and therefore still the primary one: the driver's retain, query and release of the primary
-// context (cuda_context::primary_id, the largest part of the facts' cost) are then skipped. A miss
-// (another context, or a new primary context after cudaDeviceReset) asks them and remembers.
-unsigned long long primary_context_of(unsigned long long context_id, int device) {
-  constexpr int cached_devices = 64;
-  static std::atomic<unsigned long long> known[cached_devices] = {};
-  const bool cached = device >= 0 && device < cached_devices;
-  if (context_id != 0 && cached && known[device].load(std::memory_order_relaxed) == context_id) return context_id;
-  const unsigned long long primary = cuda_context::primary_or_zero(context_id, device);
-  if (primary != 0 && cached) known[device].store(primary, std::memory_order_relaxed);
-  return primary;
-}
-
 // A stream's id: the driver's cuStreamGetId where there is one (the runtime's call wraps it).
 // Asked only of a stream that is not capturing.
 void ask_id(cudaStream_t handle, stream_facts& facts) {
@@ -193,7 +178,7 @@ void ask_id(cudaStream_t handle, stream_facts& facts) {
 // What only CUDA can say of a stream whose device is known: its id and primary context.
 void ask_id_and_context(cudaStream_t handle, stream_facts& facts) {
   ask_id(handle, facts);
-  facts.primary_context_id = primary_context_of(cuda_context::id_of(handle), facts.device);
+  facts.primary_context_id = cuda_context::primary_or_zero(cuda_context::id_of(handle), facts.device);
 }
 
 } // namespace
