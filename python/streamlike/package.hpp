@@ -65,7 +65,7 @@ struct package_stream {
   sd::stream_object base;
   PyObject* exporter;        // the object it was made from (strong); nullptr: None
   const char* source;        // nullptr: made by C++ ("streamlike")
-  bool owner_holds_exporter; // base.owner's block holds `exporter` too (a reference the GC must see)
+  PyObject* block_object;    // strong: the object base.owner's block holds, if this module made the block
   facts_cache facts;         // for a non-owning Stream (made by C++ from a stream_view)
   PyObject* weakrefs;
 };
@@ -77,7 +77,8 @@ struct view_object {
   stream_view view;
   PyObject* exporter; // strong; nullptr: None (made by a decoder)
   const char* source;
-  shared_stream owner; // only for an object that offers nothing but __cuda_stream_owned__
+  shared_stream owner;    // only for an object that offers nothing but __cuda_stream_owned__
+  PyObject* block_object; // strong: the object owner's block holds, if this module made the block
   facts_cache facts;
   PyObject* weakrefs;
 };
@@ -136,6 +137,20 @@ template <class F>
 /// A new Stream holding `owner` (may be empty: non-owning), naming `handle`.
 [[nodiscard]] PyObject* new_stream(shared_stream owner, cudaStream_t handle, PyObject* exporter,
                                    const char* source) noexcept;
+
+/// Garbage-collector support for a block shared by Python objects (reference_block's
+/// *_python_owner): every owning reference is visited once, however many Streams and StreamViews
+/// share a block (stream_common.cpp).
+/// For an object that has just taken `owner`: if this module made owner's block and it holds a
+/// Python object, counts the object as one of the block's Python owners and returns a new
+/// reference to the block's object (the object's block_object), else nullptr.
+[[nodiscard]] PyObject* share_block_object(const shared_stream& owner) noexcept;
+/// tp_traverse's part for `owner` and the block_object it came with.
+[[nodiscard]] int visit_block_share(PyObject* self, const shared_stream& owner, PyObject* block_object,
+                                    visitproc visit, void* arg) noexcept;
+/// tp_clear's part: if `block_object` is set, the object stops being one of the block's owners
+/// and both references are dropped, after the fields are cleared (dropping may run Python code).
+void clear_block_share(PyObject* self, shared_stream& owner, PyObject*& block_object) noexcept;
 
 /// `value` as an optional device ordinal; false with TypeError/ValueError naming `where` if it is
 /// neither None nor an int >= 0.
