@@ -193,8 +193,7 @@ void bind_capture(nb::module_& m) {
       .def(
           "__repr__",
           [](const capture_context& c) {
-            return nb::steal(PyUnicode_FromFormat("<streamlike.Capture stream=%p %s>",
-                                                  static_cast<void*>(c.view.get()),
+            return nb::steal(PyUnicode_FromFormat("<streamlike.Capture stream=%p %s>", static_cast<void*>(c.view.get()),
                                                   c.scope ? "active" : (c.entered ? "ended" : "not entered")));
           },
           nb::lock_self())

@@ -63,10 +63,10 @@ private:
 /// fills in `base` (tp_alloc zeroes the rest), detail/package_api.hpp.
 struct package_stream {
   sd::stream_object base;
-  PyObject* exporter;        // the object it was made from (strong); nullptr: None
-  const char* source;        // nullptr: made by C++ ("streamlike")
-  PyObject* block_object;    // strong: the object base.owner's block holds, if this module made the block
-  facts_cache facts;         // for a non-owning Stream (made by C++ from a stream_view)
+  PyObject* exporter;     // the object it was made from (strong); nullptr: None
+  const char* source;     // nullptr: made by C++ ("streamlike")
+  PyObject* block_object; // strong: the object base.owner's block holds, if this module made the block
+  facts_cache facts;      // for a non-owning Stream (made by C++ from a stream_view)
   PyObject* weakrefs;
 };
 
@@ -146,8 +146,8 @@ template <class F>
 /// reference to the block's object (the object's block_object), else nullptr.
 [[nodiscard]] PyObject* share_block_object(const shared_stream& owner) noexcept;
 /// tp_traverse's part for `owner` and the block_object it came with.
-[[nodiscard]] int visit_block_share(PyObject* self, const shared_stream& owner, PyObject* block_object,
-                                    visitproc visit, void* arg) noexcept;
+[[nodiscard]] int visit_block_share(PyObject* self, const shared_stream& owner, PyObject* block_object, visitproc visit,
+                                    void* arg) noexcept;
 /// tp_clear's part: if `block_object` is set, the object stops being one of the block's owners
 /// and both references are dropped, after the fields are cleared (dropping may run Python code).
 void clear_block_share(PyObject* self, shared_stream& owner, PyObject*& block_object) noexcept;
