@@ -121,6 +121,26 @@ template <class F>
   return nullptr;
 }
 
+/// Whether `is_done()` answers that the work is finished already: false if it is not, or if it
+/// throws (the blocking call that follows then reports the problem under its own name: the same
+/// capture rule, or the same CUDA error).
+///
+/// sync() asks this first, holding the GIL, and releases the GIL only when there is something to
+/// wait for. Releasing it around a call that returns at once starves other Python threads: a
+/// thread returning from a GIL-free call finds the GIL free and takes it at once, while a thread
+/// that sleeps waiting for the GIL takes longer to wake than the call lasted, finds it taken again
+/// and sleeps again with its wait restarted; and it asks the holder to drop the GIL only after a
+/// whole switch interval with no hand-over, which threads trading the GIL among themselves never
+/// leave (CPython's take_gil). A wait for unfinished GPU work lasts long enough to hand over.
+template <class IsDone>
+[[nodiscard]] bool finished_already(IsDone&& is_done) noexcept {
+  try {
+    return std::forward<IsDone>(is_done)();
+  } catch (...) {
+    return false;
+  }
+}
+
 /// Reads any stream object: ours without a Python call, torch's through its fast path, the rest
 /// through __cuda_stream__ (the casters' readers). Sets `source`. On failure the Python exception
 /// is set (the protocol's TypeError or ValueError, or what the object itself raised).

@@ -7,6 +7,7 @@ begins and ends captures as CUDA does and records every call that would invalida
 call of the table is made inside `streamlike.capture(stream, mode=...)` in the three capture
 modes: a refused call raises naming the library operation that refused it, an allowed call
 answers, no call invalidates the capture (it is still active afterwards and its graph replays).
+The package's threads promise is checked here too (threads_stress.py, as on a GPU).
 
     LD_PRELOAD=$PWD/build/test/gpu/fake_driver/libstreamlike_fake_cuda.so \\
     STREAMLIKE_FAKE_CUDA_LIBRARY=$PWD/build/test/gpu/fake_driver/libstreamlike_fake_cuda.so \\
@@ -18,6 +19,7 @@ import ctypes
 import os
 
 import pytest
+import threads_stress
 
 MODES = ["global", "thread_local", "relaxed"]
 REPLAYS = 10
@@ -146,3 +148,9 @@ def test_after_the_capture_every_refused_call_works_again(sl, before):
     stream.wait(before["before"])
     before["exec"].launch(stream)
     assert sl.StreamView(Exporter(stream)).id == stream.id
+
+
+def test_eight_threads_all_progress_and_the_counts_return(sl):
+    # threads_stress.py, as gpu_threads_package.py runs it on a GPU, against the fake.
+    threads_stress.check(threads_stress.run(sl))
+    assert invalidations() == []
