@@ -62,7 +62,7 @@ void bind_event(nb::module_& m) {
       .def(
           "sync",
           [](const event& e) {
-            if (finished_already([&] { return e.is_done(); })) return; // nothing to wait for: keep the GIL
+            if (finished_within_poll([&] { return e.is_done(); })) return; // nothing to wait for: keep the GIL
             const nb::gil_scoped_release unlocked;
             e.sync();
           },

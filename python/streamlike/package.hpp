@@ -21,6 +21,7 @@
 #include <streamlike/stream_view.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <utility>
 
@@ -121,24 +122,32 @@ template <class F>
   return nullptr;
 }
 
-/// Whether `is_done()` answers that the work is finished already: false if it is not, or if it
-/// throws (the blocking call that follows then reports the problem under its own name: the same
-/// capture rule, or the same CUDA error).
+/// How long sync() polls is_done(), holding the GIL, before it releases the GIL to wait: longer
+/// than a sleeping thread takes to wake (tens of microseconds), far shorter than the 5 ms after
+/// which a waiting thread asks the holder to hand the GIL over.
+inline constexpr std::chrono::microseconds gil_held_poll{50};
+
+/// Whether the work is finished, asked of `is_done()` until it says so or gil_held_poll has passed;
+/// false also if it throws (the blocking call that follows then reports the problem under its own
+/// name: the same capture rule, or the same CUDA error).
 ///
-/// sync() asks this first, holding the GIL, and releases the GIL only when there is something to
-/// wait for. Releasing it around a call that returns at once starves other Python threads: a
-/// thread returning from a GIL-free call finds the GIL free and takes it at once, while a thread
-/// that sleeps waiting for the GIL takes longer to wake than the call lasted, finds it taken again
-/// and sleeps again with its wait restarted; and it asks the holder to drop the GIL only after a
-/// whole switch interval with no hand-over, which threads trading the GIL among themselves never
-/// leave (CPython's take_gil). A wait for unfinished GPU work lasts long enough to hand over.
+/// sync() asks this first, holding the GIL, and releases the GIL only for a wait that has lasted
+/// gil_held_poll already. Releasing it around a call that returns at once, or within a few
+/// microseconds, starves other Python threads: a thread returning from a GIL-free call finds the
+/// GIL free and takes it at once, while a thread that sleeps waiting for the GIL takes longer to
+/// wake than the call lasted, finds it taken again and sleeps again with its wait restarted; and
+/// it asks the holder to drop the GIL only after a whole switch interval with no hand-over, which
+/// threads trading the GIL among themselves never leave (CPython's take_gil).
 template <class IsDone>
-[[nodiscard]] bool finished_already(IsDone&& is_done) noexcept {
+[[nodiscard]] bool finished_within_poll(IsDone&& is_done) noexcept {
   try {
-    return std::forward<IsDone>(is_done)();
+    const auto deadline = std::chrono::steady_clock::now() + gil_held_poll;
+    do {
+      if (is_done()) return true;
+    } while (std::chrono::steady_clock::now() < deadline);
   } catch (...) {
-    return false;
   }
+  return false;
 }
 
 /// Reads any stream object: ours without a Python call, torch's through its fast path, the rest

@@ -154,11 +154,11 @@ PyObject* get_capture_info(PyObject* self, void*) {
 }
 
 PyObject* method_sync(PyObject* self, PyObject*) {
-  // The GIL is released while the thread waits for the GPU, and only then (finished_already);
+  // The GIL is released while the thread waits for the GPU, and only then (finished_within_poll);
   // `self` (and so its owner) stays alive: the caller holds it.
   const shared_stream* owner = owner_of(self);
   const stream_view view = view_of(self);
-  if (finished_already([&] { return owner != nullptr ? owner->is_done() : view.is_done(); })) Py_RETURN_NONE;
+  if (finished_within_poll([&] { return owner != nullptr ? owner->is_done() : view.is_done(); })) Py_RETURN_NONE;
   return unlocked([&] {
     if (owner != nullptr) {
       owner->sync();
