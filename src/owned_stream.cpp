@@ -129,6 +129,19 @@ shared_stream from_owned_stream(streamlike_owned_stream* owned) {
     owned->deleter(owned);
     return legacy ? shared_stream::legacy_default() : shared_stream::per_thread_default();
   }
+  if (owned->deleter == &release_exported_reference) {
+    // A struct this library made (to_owned_stream): its reference is taken back as the
+    // shared_stream it holds, the same block, instead of a second block around the struct. So
+    // the stream's owners stay one count, and a block that holds a Python exporter is seen as
+    // shared by the objects holding it (the Python package's garbage collector support counts
+    // them). Releasing the struct is what its deleter would do.
+    auto* exported = static_cast<exported_reference*>(owned->manager_ctx);
+    if (exported != nullptr && &exported->abi == owned && exported->stream.get() == handle) {
+      shared_stream stream = std::move(exported->stream);
+      delete exported;
+      return stream;
+    }
+  }
   detail::stream_control_block* block = nullptr;
   try {
     if ((owned->flags & STREAMLIKE_OWNED_STREAM_HAS_FACTS) != 0) {

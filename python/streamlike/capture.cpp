@@ -50,7 +50,11 @@ stream_view stream_argument(nb::handle obj) {
 
 /// What streamlike.capture(...) returns: a context manager around one capture_scope. It holds
 /// the stream object (the scope's stream must outlive it) and the Graph it hands out on entry,
-/// which it fills when the capture ends.
+/// which it fills when the capture ends. Two threads may enter or leave one Capture at once: its
+/// methods lock the instance (nb::lock_self: a critical section in the free-threaded build, the
+/// GIL otherwise, which none of them releases), so `entered` and `scope` change under the lock.
+/// The garbage collector sees both references (capture_traverse), so a stream object that holds
+/// its own Capture is collected.
 struct capture_context {
   nb::object stream;
   stream_view view;
@@ -77,9 +81,34 @@ bool exit(capture_context& c, nb::handle exc_type, nb::handle, nb::handle) {
   c.scope.reset();
   if (!exc_type.is_none()) return false; // the scope's destructor ends the capture and discards its graph
   graph built = scope.end();             // throws if the capture was invalidated or left unjoined
+  // Another thread may be reading the Graph handed out on entry: written under its lock.
+  const nb::ft_object_guard graph_lock(c.graph_object);
   *nb::inst_ptr<graph>(c.graph_object) = std::move(built);
   return false;
 }
+
+int capture_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  const capture_context* c = nb::inst_ptr<capture_context>(self);
+  Py_VISIT(c->stream.ptr());
+  Py_VISIT(c->graph_object.ptr());
+  return 0;
+}
+
+int capture_clear(PyObject* self) {
+  if (!nb::inst_ready(self)) return 0;
+  capture_context* c = nb::inst_ptr<capture_context>(self);
+  // An abandoned capture ends (discarding its graph) while its stream object is still held.
+  c->scope.reset();
+  nb::object stream = std::move(c->stream);
+  nb::object graph_object = std::move(c->graph_object);
+  return 0; // the references drop here, with the fields already empty
+}
+
+PyType_Slot capture_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&capture_traverse)},
+                               {Py_tp_clear, reinterpret_cast<void*>(&capture_clear)},
+                               {0, nullptr}};
 
 nb::object graph_repr(const graph& g) {
   if (!g)
@@ -137,32 +166,37 @@ void bind_capture(nb::module_& m) {
       .def("__repr__", &exec_repr)
       .def("__reduce__", [](const graph_exec&) { refuse_pickle_of("streamlike.GraphExec"); });
 
+  // A Graph is written once, when its capture ends (exit, under the Graph's lock, perhaps on
+  // another thread than one reading it): its readers lock it too.
   nb::class_<graph>(m, "Graph", nb::is_weak_referenceable(),
                     "A CUDA graph (streamlike::graph), from `with streamlike.capture(stream) as graph:` (filled when "
                     "the block ends); destroyed with the last reference.")
       .def_prop_ro(
-          "handle", [](const graph& g) { return reinterpret_cast<std::uintptr_t>(g.get()); },
+          "handle", [](const graph& g) { return reinterpret_cast<std::uintptr_t>(g.get()); }, nb::lock_self(),
           "The cudaGraph_t address, as an int (0 until the capture has ended).")
-      .def_prop_ro("node_count", &graph::node_count, "The number of nodes.")
+      .def_prop_ro("node_count", &graph::node_count, nb::lock_self(), "The number of nodes.")
       .def(
-          "__bool__", [](const graph& g) { return static_cast<bool>(g); }, "True once the capture has ended.")
+          "__bool__", [](const graph& g) { return static_cast<bool>(g); }, nb::lock_self(),
+          "True once the capture has ended.")
       .def(
           "instantiate", [](const graph& g, unsigned long long flags) { return g.instantiate(flags); },
-          nb::arg("flags") = 0, "An executable graph (GraphExec), to launch on any stream.")
-      .def("__repr__", &graph_repr)
+          nb::arg("flags") = 0, nb::lock_self(), "An executable graph (GraphExec), to launch on any stream.")
+      .def("__repr__", &graph_repr, nb::lock_self())
       .def("__reduce__", [](const graph&) { refuse_pickle_of("streamlike.Graph"); });
 
-  nb::class_<capture_context>(m, "Capture",
+  nb::class_<capture_context>(m, "Capture", nb::type_slots(capture_slots),
                               "What streamlike.capture(stream) returns: `with` it to record the work queued on the "
                               "stream into the Graph it gives.")
-      .def("__enter__", &enter)
-      .def("__exit__", &exit, nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("traceback").none())
-      .def("__repr__",
-           [](const capture_context& c) {
-             return nb::steal(PyUnicode_FromFormat("<streamlike.Capture stream=%p %s>",
-                                                   static_cast<void*>(c.view.get()),
-                                                   c.scope ? "active" : (c.entered ? "ended" : "not entered")));
-           })
+      .def("__enter__", &enter, nb::lock_self())
+      .def("__exit__", &exit, nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("traceback").none(),
+           nb::lock_self())
+      .def(
+          "__repr__",
+          [](const capture_context& c) {
+            return nb::steal(PyUnicode_FromFormat("<streamlike.Capture stream=%p %s>", static_cast<void*>(c.view.get()),
+                                                  c.scope ? "active" : (c.entered ? "ended" : "not entered")));
+          },
+          nb::lock_self())
       .def("__reduce__", [](const capture_context&) { refuse_pickle_of("streamlike.Capture"); });
   for (const char* name : {"Graph", "GraphExec", "Capture"}) m.attr(name).attr("__module__") = "streamlike";
 

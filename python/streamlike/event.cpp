@@ -62,10 +62,11 @@ void bind_event(nb::module_& m) {
       .def(
           "sync",
           [](const event& e) {
+            if (finished_within_poll([&] { return e.is_done(); })) return; // nothing to wait for: keep the GIL
             const nb::gil_scoped_release unlocked;
             e.sync();
           },
-          "Blocks until the recorded work has completed (the GIL is released meanwhile).")
+          "Blocks until the recorded work has completed (the GIL is released while it waits).")
       .def("is_done", &event::is_done, "True once the recorded work has completed.")
       .def(
           "elapsed_ms", [](const event& start, const event& end) { return streamlike::elapsed_ms(start, end); },

@@ -21,6 +21,7 @@
 #include <streamlike/stream_view.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <utility>
 
@@ -63,10 +64,10 @@ private:
 /// fills in `base` (tp_alloc zeroes the rest), detail/package_api.hpp.
 struct package_stream {
   sd::stream_object base;
-  PyObject* exporter;        // the object it was made from (strong); nullptr: None
-  const char* source;        // nullptr: made by C++ ("streamlike")
-  bool owner_holds_exporter; // base.owner's block holds `exporter` too (a reference the GC must see)
-  facts_cache facts;         // for a non-owning Stream (made by C++ from a stream_view)
+  PyObject* exporter;     // the object it was made from (strong); nullptr: None
+  const char* source;     // nullptr: made by C++ ("streamlike")
+  PyObject* block_object; // strong: the object base.owner's block holds, if this module made the block
+  facts_cache facts;      // for a non-owning Stream (made by C++ from a stream_view)
   PyObject* weakrefs;
 };
 
@@ -77,7 +78,8 @@ struct view_object {
   stream_view view;
   PyObject* exporter; // strong; nullptr: None (made by a decoder)
   const char* source;
-  shared_stream owner; // only for an object that offers nothing but __cuda_stream_owned__
+  shared_stream owner;    // only for an object that offers nothing but __cuda_stream_owned__
+  PyObject* block_object; // strong: the object owner's block holds, if this module made the block
   facts_cache facts;
   PyObject* weakrefs;
 };
@@ -120,6 +122,34 @@ template <class F>
   return nullptr;
 }
 
+/// How long sync() polls is_done(), holding the GIL, before it releases the GIL to wait: longer
+/// than a sleeping thread takes to wake (tens of microseconds), far shorter than the 5 ms after
+/// which a waiting thread asks the holder to hand the GIL over.
+inline constexpr std::chrono::microseconds gil_held_poll{50};
+
+/// Whether the work is finished, asked of `is_done()` until it says so or gil_held_poll has passed;
+/// false also if it throws (the blocking call that follows then reports the problem under its own
+/// name: the same capture rule, or the same CUDA error).
+///
+/// sync() asks this first, holding the GIL, and releases the GIL only for a wait that has lasted
+/// gil_held_poll already. Releasing it around a call that returns at once, or within a few
+/// microseconds, starves other Python threads: a thread returning from a GIL-free call finds the
+/// GIL free and takes it at once, while a thread that sleeps waiting for the GIL takes longer to
+/// wake than the call lasted, finds it taken again and sleeps again with its wait restarted; and
+/// it asks the holder to drop the GIL only after a whole switch interval with no hand-over, which
+/// threads trading the GIL among themselves never leave (CPython's take_gil).
+template <class IsDone>
+[[nodiscard]] bool finished_within_poll(IsDone&& is_done) noexcept {
+  try {
+    const auto deadline = std::chrono::steady_clock::now() + gil_held_poll;
+    do {
+      if (is_done()) return true;
+    } while (std::chrono::steady_clock::now() < deadline);
+  } catch (...) {
+  }
+  return false;
+}
+
 /// Reads any stream object: ours without a Python call, torch's through its fast path, the rest
 /// through __cuda_stream__ (the casters' readers). Sets `source`. On failure the Python exception
 /// is set (the protocol's TypeError or ValueError, or what the object itself raised).
@@ -136,6 +166,20 @@ template <class F>
 /// A new Stream holding `owner` (may be empty: non-owning), naming `handle`.
 [[nodiscard]] PyObject* new_stream(shared_stream owner, cudaStream_t handle, PyObject* exporter,
                                    const char* source) noexcept;
+
+/// Garbage-collector support for a block shared by Python objects (reference_block's
+/// *_python_owner): every owning reference is visited once, however many Streams and StreamViews
+/// share a block (stream_common.cpp).
+/// For an object that has just taken `owner`: if this module made owner's block and it holds a
+/// Python object, counts the object as one of the block's Python owners and returns a new
+/// reference to the block's object (the object's block_object), else nullptr.
+[[nodiscard]] PyObject* share_block_object(const shared_stream& owner) noexcept;
+/// tp_traverse's part for `owner` and the block_object it came with.
+[[nodiscard]] int visit_block_share(PyObject* self, const shared_stream& owner, PyObject* block_object, visitproc visit,
+                                    void* arg) noexcept;
+/// tp_clear's part: if `block_object` is set, the object stops being one of the block's owners
+/// and both references are dropped, after the fields are cleared (dropping may run Python code).
+void clear_block_share(PyObject* self, shared_stream& owner, PyObject*& block_object) noexcept;
 
 /// `value` as an optional device ordinal; false with TypeError/ValueError naming `where` if it is
 /// neither None nor an int >= 0.

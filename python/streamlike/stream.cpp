@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <new>
+#include <utility>
 
 namespace streamlike_package {
 
@@ -20,6 +21,7 @@ PyObject* new_stream(shared_stream owner, cudaStream_t handle, PyObject* exporte
   package_stream* s = as_stream(self);
   ::new (static_cast<void*>(&s->base.owner)) shared_stream(std::move(owner));
   s->base.handle = handle;
+  s->block_object = share_block_object(s->base.owner);
   s->exporter = exporter;
   Py_XINCREF(exporter);
   s->source = source;
@@ -73,9 +75,7 @@ PyObject* stream_from(PyObject* obj) noexcept {
   if (!read_stream(obj, view, source)) return nullptr;
   shared_stream owner = sd::reference_block::make(view, obj);
   if (!owner) return nullptr; // MemoryError
-  PyObject* self = new_stream(std::move(owner), view.get(), obj, source);
-  if (self != nullptr) as_stream(self)->owner_holds_exporter = true;
-  return self;
+  return new_stream(std::move(owner), view.get(), obj, source);
 }
 
 PyObject* stream_vectorcall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -165,26 +165,24 @@ PyObject* stream_create(PyObject*, PyObject* const* args, size_t nargsf, PyObjec
   return new_stream(std::move(owner), handle, nullptr, source_created);
 }
 
-// The garbage collector sees every Python reference a Stream holds: its exporter, and, when the
-// Stream holds the only reference to a block that holds the exporter too (Stream(obj)), that
-// reference as well. So an exporter that holds streamlike.Stream(self) is collected.
+// The garbage collector sees every Python reference a Stream holds: its exporter, and, when its
+// owner's block holds a Python object (Stream(obj), or a Stream sharing such a Stream's owner), its
+// own reference to that object and, from one of the Python objects sharing the block while no C++
+// owner does, the block's (visit_block_share). So an exporter that holds streamlike.Stream(self),
+// or Stream(Stream(self)), is collected.
 int stream_traverse(PyObject* self, visitproc visit, void* arg) {
   package_stream* s = as_stream(self);
   Py_VISIT(s->exporter);
-  if (s->owner_holds_exporter && s->base.owner.use_count() == 1) Py_VISIT(s->exporter);
+  if (const int failed = visit_block_share(self, s->base.owner, s->block_object, visit, arg)) return failed;
   Py_VISIT(Py_TYPE(self));
   return 0;
 }
 
 int stream_clear(PyObject* self) {
   package_stream* s = as_stream(self);
-  // Dropping the owner may release the exporter (and run Python code): after the fields are clear.
-  shared_stream owner;
-  if (s->owner_holds_exporter) {
-    owner = std::move(s->base.owner);
-    s->owner_holds_exporter = false;
-  }
-  Py_CLEAR(s->exporter);
+  PyObject* exporter = std::exchange(s->exporter, nullptr);
+  clear_block_share(self, s->base.owner, s->block_object);
+  Py_XDECREF(exporter); // last: it may run Python code
   return 0;
 }
 

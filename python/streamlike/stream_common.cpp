@@ -5,10 +5,12 @@
 
 #include <streamlike/detail/shared_stream_access.hpp>
 #include <streamlike/event.hpp>
+#include <streamlike/python/detail/reference_block.hpp>
 
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <utility>
 
 namespace streamlike_package {
 
@@ -31,6 +33,31 @@ const shared_stream& facts_cache::get(stream_view view) {
     return *made.release();
   }
   return *expected; // another thread made it first
+}
+
+PyObject* share_block_object(const shared_stream& owner) noexcept {
+  const sd::reference_block* block = sd::reference_block::of(owner);
+  if (block == nullptr) return nullptr;
+  block->add_python_owner();
+  return Py_NewRef(block->object());
+}
+
+int visit_block_share(PyObject* self, const shared_stream& owner, PyObject* block_object, visitproc visit,
+                      void* arg) noexcept {
+  if (block_object == nullptr) return 0;
+  Py_VISIT(block_object); // this object's own reference
+  const sd::reference_block* block = sd::reference_block::of(owner);
+  if (block != nullptr && block->visits_block_reference(self)) Py_VISIT(block->object()); // the block's
+  return 0;
+}
+
+void clear_block_share(PyObject* self, shared_stream& owner, PyObject*& block_object) noexcept {
+  if (block_object == nullptr) return;
+  if (const sd::reference_block* block = sd::reference_block::of(owner)) block->remove_python_owner(self);
+  shared_stream dropped = std::move(owner);
+  PyObject* object = std::exchange(block_object, nullptr);
+  dropped.reset(); // may release the block's reference to the object
+  Py_DECREF(object);
 }
 
 bool read_stream(PyObject* obj, stream_view& out, const char*& source) noexcept {
@@ -127,10 +154,11 @@ PyObject* get_capture_info(PyObject* self, void*) {
 }
 
 PyObject* method_sync(PyObject* self, PyObject*) {
-  // The GIL is released while the thread waits for the GPU; `self` (and so its owner) stays alive:
-  // the caller holds it.
+  // The GIL is released while the thread waits for the GPU, and only then (finished_within_poll);
+  // `self` (and so its owner) stays alive: the caller holds it.
   const shared_stream* owner = owner_of(self);
   const stream_view view = view_of(self);
+  if (finished_within_poll([&] { return owner != nullptr ? owner->is_done() : view.is_done(); })) Py_RETURN_NONE;
   return unlocked([&] {
     if (owner != nullptr) {
       owner->sync();

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstring>
 #include <new>
+#include <utility>
 
 namespace streamlike_package {
 
@@ -44,7 +45,10 @@ PyObject* view_from(PyObject* obj) noexcept {
         case sd::owned_read::failed: return nullptr;
         case sd::owned_read::taken: {
           PyObject* self = new_view(stream_view{owner.get()}, obj, source_owned);
-          if (self != nullptr) as_view(self)->owner = std::move(owner);
+          if (self != nullptr) {
+            as_view(self)->owner = std::move(owner);
+            as_view(self)->block_object = share_block_object(as_view(self)->owner);
+          }
           return self;
         }
         case sd::owned_read::not_offered: break; // returned None: the protocol's TypeError follows
@@ -84,14 +88,21 @@ PyObject* view_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
   return view_from(PyTuple_GET_ITEM(args, 0));
 }
 
+// As a Stream's (stream.cpp): the exporter, and the owning reference a view took from an object's
+// __cuda_stream_owned__ where its block holds a Python object.
 int view_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(as_view(self)->exporter);
+  view_object* v = as_view(self);
+  Py_VISIT(v->exporter);
+  if (const int failed = visit_block_share(self, v->owner, v->block_object, visit, arg)) return failed;
   Py_VISIT(Py_TYPE(self));
   return 0;
 }
 
 int view_clear(PyObject* self) {
-  Py_CLEAR(as_view(self)->exporter);
+  view_object* v = as_view(self);
+  PyObject* exporter = std::exchange(v->exporter, nullptr);
+  clear_block_share(self, v->owner, v->block_object);
+  Py_XDECREF(exporter);
   return 0;
 }
 

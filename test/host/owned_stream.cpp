@@ -110,6 +110,9 @@ TEST_CASE("a round trip shares the stream: from_owned_stream(to_owned_stream(s))
   streamlike::shared_stream back = streamlike::from_owned_stream(streamlike::to_owned_stream(s));
   CHECK(back == s);
   CHECK(back.device() == 3);
+  // The same block, not a second one around the struct: one count for both owners.
+  CHECK(back.use_count() == 2);
+  CHECK(s.use_count() == 2);
   s.reset();
   CHECK(producer.released == 0);
   back.reset();

@@ -109,6 +109,114 @@ def test_a_stream_shared_with_another_owner_keeps_its_exporter(streamlike):
     assert alive() is None
 
 
+class Holder:
+    """An exporter of a fixed stream that other objects are attached to, to close a cycle."""
+
+    def __cuda_stream__(self):
+        return (0, 0x6000)
+
+
+class OffersOwned:
+    """An object that offers only an owning reference (a capsule of `source`'s stream)."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def __cuda_stream_owned__(self):
+        return self.source.__cuda_stream_owned__()
+
+
+def _owners_of_one_block(sl, x):
+    """Python objects that share the block Stream(x) made: Streams and, through capsules, a
+    Stream and a StreamView of objects that offer only __cuda_stream_owned__."""
+    first = sl.Stream(x)
+    second = sl.Stream(first)
+    third = sl.Stream(second)
+    return [first, second, third, sl.Stream(OffersOwned(first)), sl.StreamView(OffersOwned(first))]
+
+
+# Each shape: which of the block's owners the exporter keeps (the others are dropped).
+CYCLE_SHAPES = {
+    "Stream(Stream(x)) kept": [1],
+    "Stream(Stream(Stream(x))) kept": [2],
+    "Stream(x) and Stream(Stream(x)) kept": [0, 1],
+    "every owner kept": [0, 1, 2, 3, 4],
+    "a Stream from a capsule kept": [3],
+    "a StreamView from a capsule kept": [4],
+    "a capsule Stream and a capsule StreamView kept": [3, 4],
+}
+
+
+@pytest.mark.parametrize("kept", CYCLE_SHAPES.values(), ids=CYCLE_SHAPES.keys())
+def test_a_cycle_through_a_block_shared_by_several_objects_is_collected(streamlike, kept):
+    gc.collect()
+    x = Holder()
+    owners = _owners_of_one_block(streamlike, x)
+    assert owners[0].use_count == 5  # one block, every object an owner of it (the view too)
+    x.kept = [owners[i] for i in kept]
+    alive = weakref.ref(x)
+    kept_alive = [weakref.ref(o) for o in x.kept]
+    del x, owners
+    gc.collect()
+    assert alive() is None and all(k() is None for k in kept_alive)
+
+
+@pytest.mark.parametrize("kept", CYCLE_SHAPES.values(), ids=CYCLE_SHAPES.keys())
+def test_a_block_shared_with_an_object_outside_the_cycle_keeps_the_exporter(streamlike, kept):
+    x = Holder()
+    owners = _owners_of_one_block(streamlike, x)
+    x.kept = [owners[i] for i in kept]
+    outside = next(o for i, o in enumerate(owners) if i not in kept) if len(kept) < len(owners) else None
+    alive = weakref.ref(x)
+    del x, owners
+    gc.collect()
+    if outside is None:
+        assert alive() is None
+        return
+    assert alive() is not None and alive().kept  # the exporter and its attributes are untouched
+    del outside
+    gc.collect()
+    assert alive() is None
+
+
+def test_a_block_shared_with_cpp_keeps_the_exporter(streamlike, bridge_modules):
+    for module in bridge_modules:
+        x = Holder()
+        x.stream = streamlike.Stream(streamlike.Stream(x))
+        module.hold(x.stream)  # a C++ owner of the block: the exporter is a root
+        alive = weakref.ref(x)
+        del x
+        gc.collect()
+        assert alive() is not None and alive().stream.owning
+        module.release_held()
+        gc.collect()
+        assert alive() is None
+
+
+def test_a_capture_held_by_its_stream_object_is_collected(streamlike):
+    gc.collect()
+    x = Holder()
+    x.capture = streamlike.capture(x)
+    x.captures = [streamlike.capture(streamlike.Stream(x)), streamlike.capture(streamlike.StreamView(x))]
+    alive = weakref.ref(x)
+    del x
+    gc.collect()
+    assert alive() is None
+
+
+def test_every_owning_reference_is_visited_once(streamlike):
+    # gc.get_referents is tp_traverse: the block's own reference to x is reported by exactly one of
+    # its Python owners while only they share it; each owner reports its own once.
+    x = Holder()
+    owners = _owners_of_one_block(streamlike, x)
+    visits = [sum(r is x for r in gc.get_referents(o)) for o in owners]
+    exporters = [o.exporter is x for o in owners]
+    own = [1 + e for e in exporters]  # its own reference to x, and x as its exporter
+    extra = [v - n for v, n in zip(visits, own, strict=True)]
+    assert sorted(extra) == [0, 0, 0, 0, 1], (visits, exporters)
+    assert sys.getrefcount(x) - 1 - 1 == sum(visits)  # minus getrefcount's argument and `x`
+
+
 # --- Pickling is refused -------------------------------------------------------------------------
 
 

@@ -12,8 +12,10 @@
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_view.hpp>
 
+#include <atomic>
 #include <new>
 #include <optional>
+#include <typeinfo>
 #include <utility>
 
 namespace streamlike::python::detail {
@@ -41,6 +43,50 @@ public:
                                  ? new (memory) reference_block(view.get(), std::nullopt, object)
                                  : new (memory) reference_block(view.get(), streamlike::detail::defer_facts, object);
     return streamlike::detail::shared_stream_access::make(block);
+  }
+
+  /// The reference_block that `stream` shares if this module made it, else nullptr (another kind
+  /// of block, or a reference_block of another module: each module has its own copy of this
+  /// class, hidden, with its own type_info object, so the objects are compared, not the names).
+  [[nodiscard]] static const reference_block* of(const shared_stream& stream) noexcept {
+    if (!stream) return nullptr;
+    const streamlike::detail::stream_control_block& block = streamlike::detail::shared_stream_access::block(stream);
+    return &typeid(block) == &typeid(reference_block) ? static_cast<const reference_block*>(&block) : nullptr;
+  }
+
+  // Garbage-collector support for the Python objects that share this block (the package's
+  // Stream and StreamView): each holds a strong reference of its own to object(), counted here
+  // (add_python_owner / remove_python_owner), and visits it, so any of them reached by the
+  // collector reaches the object. The block's own reference is visited by exactly one of them
+  // (visits_block_reference), and only while they are all of the block's owners: a C++ owner
+  // keeps the object alive, so the block's reference is then a root, visited by none. So every
+  // reference is visited once however many objects share the block, and a cycle through it is
+  // collected (docs/python-package.md, "Python object protocol"). Called with the GIL held, or in
+  // the free-threaded build with the object's own references (the collector stops the world).
+
+  /// The Python object the block holds (borrowed).
+  [[nodiscard]] PyObject* object() const noexcept { return object_; }
+
+  /// A Python object that shares the block and holds its own reference to object().
+  void add_python_owner() const noexcept { python_owners_.fetch_add(1, std::memory_order_relaxed); }
+
+  /// `owner` (as given to visits_block_reference) no longer shares the block; called while it
+  /// still does.
+  void remove_python_owner(const void* owner) const noexcept {
+    const void* visitor = owner;
+    gc_visitor_.compare_exchange_strong(visitor, nullptr, std::memory_order_relaxed);
+    python_owners_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  /// Whether `owner`'s tp_traverse visits the block's own reference to object(): the first owner
+  /// to ask becomes the one that does (until it stops sharing the block), and it does while only
+  /// Python objects share the block.
+  [[nodiscard]] bool visits_block_reference(const void* owner) const noexcept {
+    const void* visitor = nullptr;
+    if (!gc_visitor_.compare_exchange_strong(visitor, owner, std::memory_order_relaxed) && visitor != owner) {
+      return false;
+    }
+    return use_count() == python_owners_.load(std::memory_order_relaxed);
   }
 
 private:
@@ -75,6 +121,8 @@ private:
 #endif
 
   PyObject* object_;
+  mutable std::atomic<long> python_owners_{0};
+  mutable std::atomic<const void*> gc_visitor_{nullptr};
 };
 
 } // namespace streamlike::python::detail

@@ -1,0 +1,156 @@
+"""The streamlike package's refusals under CUDA graph capture, without a GPU.
+
+The package is built against libstreamlike.so and the shared CUDA runtime (test/package/fake_cuda,
+the same sources as the installed package) and this process runs against the fake CUDA of
+test/gpu/fake_driver, preloaded by meson, which names it in STREAMLIKE_FAKE_CUDA_LIBRARY. The fake
+begins and ends captures as CUDA does and records every call that would invalidate one. Each
+call of the table is made inside `streamlike.capture(stream, mode=...)` in the three capture
+modes: a refused call raises naming the library operation that refused it, an allowed call
+answers, no call invalidates the capture (it is still active afterwards and its graph replays).
+The package's threads promise is checked here too (threads_stress.py, as on a GPU).
+
+    LD_PRELOAD=$PWD/build/test/gpu/fake_driver/libstreamlike_fake_cuda.so \\
+    STREAMLIKE_FAKE_CUDA_LIBRARY=$PWD/build/test/gpu/fake_driver/libstreamlike_fake_cuda.so \\
+    STREAMLIKE_PACKAGE_SITE=build/test/package/fake_cuda \\
+    python3 -m pytest test/package/test_package_fake_cuda.py
+"""
+
+import ctypes
+import os
+
+import pytest
+import threads_stress
+
+MODES = ["global", "thread_local", "relaxed"]
+REPLAYS = 10
+
+_path = os.environ.get("STREAMLIKE_FAKE_CUDA_LIBRARY")
+if not _path:
+    pytest.skip(
+        "STREAMLIKE_FAKE_CUDA_LIBRARY is not set: this file runs against the preloaded fake CUDA",
+        allow_module_level=True,
+    )
+fake = ctypes.CDLL(_path)  # the preloaded library itself: the state the package's calls reach
+fake.fake_cuda_invalidations.restype = ctypes.c_size_t
+fake.fake_cuda_invalidation.argtypes = [ctypes.c_size_t]
+fake.fake_cuda_invalidation.restype = ctypes.c_char_p
+fake.fake_cuda_calls.argtypes = [ctypes.c_char_p]
+fake.fake_cuda_calls.restype = ctypes.c_long
+fake.fake_cuda_capture_status.argtypes = [ctypes.c_void_p]
+
+
+def invalidations():
+    return [fake.fake_cuda_invalidation(i).decode() for i in range(fake.fake_cuda_invalidations())]
+
+
+class Exporter:
+    """A foreign stream object (the protocol only), read afresh: its facts are not known yet."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __cuda_stream__(self):
+        return self.stream.__cuda_stream__()
+
+
+@pytest.fixture(scope="module")
+def sl(streamlike):
+    assert fake.fake_cuda_present() == 1
+    fake.fake_cuda_reset_log()
+    created = streamlike.Stream.create()
+    assert fake.fake_cuda_calls(b"cuStreamCreateWithPriority") == 1, "the package's calls do not reach the fake"
+    assert created.is_done()
+    return streamlike
+
+
+IN_CAPTURE = r".*capturing a CUDA graph.*would invalidate the capture"
+EVENT_IN_CAPTURE = r": this thread began a CUDA graph capture"
+
+# name, the call (sl, stream, objects made before the capture), the refusal's pattern (None: the
+# call is allowed), the modes it is refused in.
+ALL = set(MODES)
+STRICT = {"global", "thread_local"}
+CALLS = [
+    ("Stream.sync", lambda sl, s, o: s.sync(), "shared_stream::sync" + IN_CAPTURE, ALL),
+    ("Stream.is_done", lambda sl, s, o: s.is_done(), "shared_stream::is_done" + IN_CAPTURE, ALL),
+    ("StreamView.sync", lambda sl, s, o: sl.StreamView(s).sync(), "stream_view::sync" + IN_CAPTURE, ALL),
+    ("StreamView.is_done", lambda sl, s, o: sl.StreamView(s).is_done(), "stream_view::is_done" + IN_CAPTURE, ALL),
+    ("StreamView.id", lambda sl, s, o: sl.StreamView(Exporter(s)).id, "shared_stream::id" + IN_CAPTURE, ALL),
+    ("StreamView.flags", lambda sl, s, o: sl.StreamView(Exporter(s)).flags, "shared_stream::flags" + IN_CAPTURE, ALL),
+    ("StreamView.device", lambda sl, s, o: sl.StreamView(Exporter(s)).device, None, set()),
+    ("StreamView.priority", lambda sl, s, o: sl.StreamView(Exporter(s)).priority, None, set()),
+    ("Stream.capture_info", lambda sl, s, o: s.capture_info, None, set()),
+    ("Stream.wait(event before)", lambda sl, s, o: s.wait(o["before"]), r"wait\(stream, event\).*outside", ALL),
+    ("wait(stream, event before)", lambda sl, s, o: sl.wait(s, o["before"]), r"wait\(stream, event\).*outside", ALL),
+    ("Event.sync (before)", lambda sl, s, o: o["before"].sync(), "event::sync" + EVENT_IN_CAPTURE, STRICT),
+    ("Event.is_done (before)", lambda sl, s, o: o["before"].is_done(), "event::is_done" + EVENT_IN_CAPTURE, STRICT),
+    ("capture (nested)", lambda sl, s, o: sl.capture(s).__enter__(), r"capture_scope::begin" + IN_CAPTURE, ALL),
+    ("GraphExec.launch", lambda sl, s, o: o["exec"].launch(s), r"graph_exec::launch.*capturing", ALL),
+    ("GraphExec.upload", lambda sl, s, o: o["exec"].upload(s), r"graph_exec::upload.*capturing", ALL),
+    ("Stream.record", lambda sl, s, o: s.record(), None, set()),
+    ("wait_external(event before)", lambda sl, s, o: s.wait_external(o["before"]), None, set()),
+]
+
+
+@pytest.fixture
+def before(sl):
+    """What a program made before the capture: an event recorded outside it, an executable graph."""
+    elsewhere = sl.Stream.create()
+    with sl.capture(elsewhere) as graph:
+        elsewhere.record()
+    return {"before": elsewhere.record(), "exec": graph.instantiate(), "stream": elsewhere}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name, call, refusal, refused_in", CALLS, ids=[c[0] for c in CALLS])
+def test_each_call_is_refused_by_name_or_allowed_and_the_capture_survives(
+    sl, before, mode, name, call, refusal, refused_in
+):
+    stream = sl.Stream.create()
+    fake.fake_cuda_reset_log()
+    with sl.capture(stream, mode=mode) as graph:
+        first = stream.record()  # work before the call...
+        if mode in refused_in:
+            with pytest.raises(RuntimeError, match=refusal):
+                call(sl, stream, before)
+        else:
+            call(sl, stream, before)
+        stream.wait(first)  # ...and after it, joined in the graph
+        assert stream.capture_info.status == "active"
+        assert fake.fake_cuda_capture_status(stream.handle) == 1
+    assert invalidations() == [], f"{name} in a {mode} capture reached a CUDA call that invalidates it"
+    executable = graph.instantiate()
+    for _ in range(REPLAYS):
+        executable.launch(before["stream"])
+    before["stream"].sync()
+    assert fake.fake_cuda_calls(b"cudaGraphLaunch") == REPLAYS
+
+
+def test_a_capture_refuses_a_second_entry_by_name(sl):
+    stream = sl.Stream.create()
+    capture = sl.capture(stream)
+    with capture:
+        with pytest.raises(TypeError, match="capture: this capture was entered already"):
+            capture.__enter__()
+        assert stream.capture_info.status == "active"
+    assert invalidations() == []
+    assert not stream.is_capturing
+
+
+def test_after_the_capture_every_refused_call_works_again(sl, before):
+    stream = sl.Stream.create()
+    with sl.capture(stream, mode="global"):
+        stream.record()
+    stream.sync()
+    assert stream.is_done()
+    before["before"].sync()
+    assert before["before"].is_done()
+    stream.wait(before["before"])
+    before["exec"].launch(stream)
+    assert sl.StreamView(Exporter(stream)).id == stream.id
+
+
+def test_eight_threads_all_progress_and_the_counts_return(sl):
+    # threads_stress.py, as gpu_threads_package.py runs it on a GPU, against the fake.
+    threads_stress.check(threads_stress.run(sl))
+    assert invalidations() == []
