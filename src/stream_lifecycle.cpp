@@ -5,7 +5,6 @@
 #include "driver_entry_points.hpp"
 #include "nothrow_device_guard.hpp"
 
-#include <streamlike/detail/benchmark_floor.hpp>
 #include <streamlike/device_guard.hpp>
 #include <streamlike/error.hpp>
 
@@ -262,17 +261,6 @@ void destroy_stream(cudaStream_t handle) noexcept {
   }
   // Through the context: cudaStreamGetDevice would invalidate a capture the stream is still in.
   destroy_stream_on_device(handle, cuda_context::device_of_or_minus_one(handle));
-}
-
-} // namespace streamlike::detail
-
-namespace streamlike::detail {
-
-void create_and_destroy_raw_stream() {
-  cudaStream_t handle = nullptr;
-  throw_if_error(cudaStreamCreateWithPriority(&handle, cudaStreamNonBlocking, 0),
-                 "create_and_destroy_raw_stream: cudaStreamCreateWithPriority");
-  throw_if_error(cudaStreamDestroy(handle), "create_and_destroy_raw_stream: cudaStreamDestroy");
 }
 
 } // namespace streamlike::detail

@@ -68,6 +68,16 @@ def test_the_package_exports_its_api(streamlike):
     assert streamlike.Stream.__name__ == "Stream"
 
 
+def test_the_native_module_holds_the_api_and_its_capsules_only(streamlike):
+    # Nothing for benchmarks (bench/ builds its own floors) or tests hides in the native module:
+    # each of its names is exported by the package, or is one of the two C-API capsules.
+    from streamlike import _streamlike
+
+    capsules = {"_C_API", "_current_stream_api"}
+    extra = {n for n in dir(_streamlike) if not n.startswith("__")} - set(streamlike.__all__) - capsules
+    assert not extra, f"_streamlike names that are not the package's API: {sorted(extra)}"
+
+
 # --- StreamView --------------------------------------------------------------------------------
 
 
