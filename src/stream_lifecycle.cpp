@@ -3,6 +3,7 @@
 #include "capture_checks.hpp"
 #include "cuda_context.hpp"
 #include "driver_entry_points.hpp"
+#include "error_messages.hpp"
 #include "nothrow_device_guard.hpp"
 
 #include <streamlike/device_guard.hpp>
@@ -201,9 +202,15 @@ stream_facts query_facts(cudaStream_t handle, const char* type, const char* oper
   // The id and the flags have no capture-safe query: a capturing stream is refused before them.
   capture::refuse_if_capturing(handle, type, operation,
                                "asking its id and flags (cudaStreamGetId, cudaStreamGetFlags)");
-  throw_if_error(cudaStreamGetDevice(handle, &facts.device), "cudaStreamGetDevice");
-  throw_if_error(cudaStreamGetFlags(handle, &facts.flags), "cudaStreamGetFlags");
-  throw_if_error(cudaStreamGetPriority(handle, &facts.priority), "cudaStreamGetPriority");
+  // A failure names the operation that asked ("shared_stream::device: cudaStreamGetDevice"), the
+  // name built only then.
+  const auto check = [&](cudaError_t code, const char* call) {
+    if (code != cudaSuccess) [[unlikely]]
+      throw_error_of(code, type, std::string(operation) + ": " + call);
+  };
+  check(cudaStreamGetDevice(handle, &facts.device), "cudaStreamGetDevice");
+  check(cudaStreamGetFlags(handle, &facts.flags), "cudaStreamGetFlags");
+  check(cudaStreamGetPriority(handle, &facts.priority), "cudaStreamGetPriority");
   ask_id_and_context(handle, facts);
   return facts;
 }

@@ -180,6 +180,13 @@ def test_queries_without_a_gpu_name_the_cuda_error(streamlike):
     for fact in ("device", "id", "priority", "flags", "is_capturing"):
         with pytest.raises(RuntimeError, match=r"cudaError\w+"):
             getattr(view, fact)
+    # The facts name the query that failed (the core's error, shared_stream's operation), on a
+    # fresh view each, since the first query fills the cache all of them read.
+    for fact in ("device", "id", "priority", "flags"):
+        with pytest.raises(RuntimeError, match=rf"shared_stream::{fact}: cudaStreamGetDevice failed: cudaError\w+"):
+            getattr(streamlike.StreamView(Exporter(0x1234)), fact)
+        with pytest.raises(RuntimeError, match=rf"shared_stream::{fact}: cudaStreamGetDevice failed: cudaError\w+"):
+            getattr(streamlike.Stream(Exporter(0x1234)), fact)
     with pytest.raises(RuntimeError, match=r"cudaError\w+"):
         view.sync()
 
