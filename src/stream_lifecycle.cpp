@@ -136,7 +136,7 @@ created_stream made_in(const cuda_context::current_context& ctx, CUstream handle
   if (options.device) {
     device = *options.device;
   } else {
-    throw_if_error(cudaGetDevice(&device), std::string(who) + ": cudaGetDevice");
+    device = cuda_context::current_device(who);
   }
   check_priority(options.priority, device, who);
   cudaStream_t handle = nullptr;
