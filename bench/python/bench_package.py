@@ -62,9 +62,7 @@ def load_floor(build_dir):
     try:
         import _create_floor
     except ImportError as e:
-        sys.exit(
-            f"_create_floor not importable from {folder} ({e}); build it: meson compile -C {build_dir} _create_floor"
-        )
+        sys.exit(f"_create_floor not importable from {folder} ({e}); meson compile -C {build_dir} bench-create-floor")
     finally:
         sys.path.remove(folder)
     return _create_floor.create_destroy

@@ -10,7 +10,10 @@
 - every path the guides, README.md and bench/RESULTS.md name exists: a backticked token that starts
   with a top-level folder of the tree (include/, src/, test/, ...), and every relative link;
 - the layout of docs/developing.md ("## Layout") names every top-level folder, every folder of test/
-  and every script of scripts/, and only ones that exist.
+  and every script of scripts/, and only ones that exist;
+- every claim of bench/RESULTS.md (each "## " section but the method, the command and the open
+  concerns) has one shape: a table of claim, target, latest verdict, command, commit and raw file,
+  in that order, its commit a hash and its raw file a link.
 
     python3 test/tools/docs_check.py [SOURCE_ROOT]
 
@@ -194,14 +197,38 @@ def check_layout(root):
     return out
 
 
+RESULTS_NOT_CLAIMS = {"How a verdict is reached", "The command", "Open concerns"}
+RESULTS_ROWS = ["claim", "target", "latest verdict", "command", "commit", "raw"]
+
+
+def check_results(root):
+    name = "bench/RESULTS.md"
+    out = []
+    sections = re.split(r"^## ", (root / name).read_text(), flags=re.M)[1:]
+    for section in sections:
+        title = section.splitlines()[0].strip()
+        if title in RESULTS_NOT_CLAIMS:
+            continue
+        rows = re.findall(r"^\| \*\*([a-z ]+)\*\* \| (.*) \|$", section, flags=re.M)
+        if [label for label, _ in rows] != RESULTS_ROWS:
+            out.append(f'{name}: "{title}" has rows {[label for label, _ in rows]}, expected {RESULTS_ROWS}')
+            continue
+        cells = dict(rows)
+        if not re.fullmatch(r"[^|]*\b[0-9a-f]{7,40}\b[^|]*", cells["commit"]):
+            out.append(f'{name}: "{title}": the commit {cells["commit"]!r} names no commit hash')
+        if not LINK.search(cells["raw"]):
+            out.append(f'{name}: "{title}": the raw file {cells["raw"]!r} is not a link')
+    return out
+
+
 def main(argv):
     root = Path(argv[0]) if argv else Path(__file__).resolve().parents[2]
-    problems = check_headers(root) + check_parity(root) + check_paths(root) + check_layout(root)
+    problems = check_headers(root) + check_parity(root) + check_paths(root) + check_layout(root) + check_results(root)
     for line in problems:
         print("FAIL: " + line)
     if not problems:
         print("PASS: every header in its guide, every package name in the parity table, every named path exists,")
-        print("      the layout is current")
+        print("      the layout is current, every benchmark claim in one shape")
     return 1 if problems else 0
 
 
