@@ -49,6 +49,8 @@ capture_state capture_info(cudaStream_t stream, const char* type) {
 
 bool is_done(cudaStream_t stream, const char* type) {
   capture::refuse_if_capturing(stream, type, "is_done", "cudaStreamQuery");
+  // A stream outside any capture: still prohibited while a capture that forbids unsafe calls runs.
+  capture::refuse_if_unsafe_calls_prohibited(type, "is_done", "cudaStreamQuery");
   const cudaError_t status = cudaStreamQuery(stream);
   // Not ready is an answer, not an error, and the runtime does not record it as one: clearing
   // the last error here would swallow someone else's.
@@ -59,6 +61,7 @@ bool is_done(cudaStream_t stream, const char* type) {
 
 void sync(cudaStream_t stream, const char* type) {
   capture::refuse_if_capturing(stream, type, "sync", "cudaStreamSynchronize");
+  capture::refuse_if_unsafe_calls_prohibited(type, "sync", "cudaStreamSynchronize");
   throw_if_error_of(cudaStreamSynchronize(stream), type, "sync: cudaStreamSynchronize");
 }
 
