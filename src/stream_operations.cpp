@@ -65,6 +65,10 @@ void sync(cudaStream_t stream, const char* type) {
   throw_if_error_of(cudaStreamSynchronize(stream), type, "sync: cudaStreamSynchronize");
 }
 
+void refuse_if_unsafe_calls_prohibited(const char* type, const char* operation, const char* why) {
+  capture::refuse_if_unsafe_calls_prohibited(type, operation, why);
+}
+
 void wait(cudaStream_t consumer, cudaEvent_t event, const char* type) {
   throw_if_error_of(cudaStreamWaitEvent(consumer, event, 0), type, "wait: cudaStreamWaitEvent");
 }

@@ -32,10 +32,18 @@ namespace streamlike::detail::stream_operations {
 [[nodiscard]] STREAMLIKE_API bool is_capturing(cudaStream_t stream, const char* type);
 /// cudaStreamGetCaptureInfo.
 [[nodiscard]] STREAMLIKE_API capture_state capture_info(cudaStream_t stream, const char* type);
-/// cudaStreamQuery: true once all work queued so far has completed; refused on a capturing stream.
+/// cudaStreamQuery: true once all work queued so far has completed; refused on a capturing stream,
+/// and while a capture prohibits it (refuse_if_unsafe_calls_prohibited).
 [[nodiscard]] STREAMLIKE_API bool is_done(cudaStream_t stream, const char* type);
-/// cudaStreamSynchronize; refused on a capturing stream.
+/// cudaStreamSynchronize; refused as is_done is.
 STREAMLIKE_API void sync(cudaStream_t stream, const char* type);
+/// The check that sync(), is_done() and the event calls make before CUDA (docs/cuda-graphs.md,
+/// "Calls a capture prohibits"): throws streamlike::error naming "<type>::<operation>" and the
+/// capture where one under way makes CUDA prohibit the potentially unsafe call `why` (e.g.
+/// "cudaEventSynchronize") on this thread. For a caller that releases a lock a current-stream
+/// provider needs before making the call (the Python package releases the GIL, without which
+/// CuPy's provider cannot answer): it calls this first, with the lock held.
+STREAMLIKE_API void refuse_if_unsafe_calls_prohibited(const char* type, const char* operation, const char* why);
 /// cudaStreamWaitEvent.
 STREAMLIKE_API void wait(cudaStream_t consumer, cudaEvent_t event, const char* type);
 /// `consumer` waits for the work queued on `producer` so far, through this thread's cached
