@@ -303,18 +303,16 @@ TEST_CASE("potentially unsafe calls from a thread in global interaction mode (CU
 
 TEST_CASE("potentially unsafe calls from a thread in thread-local interaction mode") {
   constexpr row table[] = {
-      {who::scope_here, R, R, A},         {who::scope_here_current, R, R, A},
-      {who::scope_elsewhere, A, A, A},    {who::framework_current, R, R, R},
-      {who::framework_provider, R, R, R}, {who::framework_not_current, X, X, A},
+      {who::scope_here, R, R, A},        {who::scope_here_current, R, R, A}, {who::scope_elsewhere, A, A, A},
+      {who::framework_current, R, R, R}, {who::framework_provider, R, R, R}, {who::framework_not_current, X, X, A},
   };
   check_table(cudaStreamCaptureModeThreadLocal, table);
 }
 
 TEST_CASE("potentially unsafe calls from a thread in relaxed interaction mode: CUDA allows them all") {
   constexpr row table[] = {
-      {who::scope_here, A, A, A},         {who::scope_here_current, A, A, A},
-      {who::scope_elsewhere, A, A, A},    {who::framework_current, A, A, A},
-      {who::framework_provider, A, A, A}, {who::framework_not_current, A, A, A},
+      {who::scope_here, A, A, A},        {who::scope_here_current, A, A, A}, {who::scope_elsewhere, A, A, A},
+      {who::framework_current, A, A, A}, {who::framework_provider, A, A, A}, {who::framework_not_current, A, A, A},
   };
   check_table(cudaStreamCaptureModeRelaxed, table);
 }

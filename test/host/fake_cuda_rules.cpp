@@ -78,9 +78,21 @@ struct call_case {
 
 // Rule 1: calls on the capturing stream itself.
 const call_case on_capturing_stream[] = {
-    {"cudaStreamGetId", [](scene& s) { unsigned long long id = 0; return int(cudaStreamGetId(s.capturing, &id)); }},
-    {"cudaStreamGetFlags", [](scene& s) { unsigned int f = 0; return int(cudaStreamGetFlags(s.capturing, &f)); }},
-    {"cudaStreamGetDevice", [](scene& s) { int d = 0; return int(cudaStreamGetDevice(s.capturing, &d)); }},
+    {"cudaStreamGetId",
+     [](scene& s) {
+       unsigned long long id = 0;
+       return int(cudaStreamGetId(s.capturing, &id));
+     }},
+    {"cudaStreamGetFlags",
+     [](scene& s) {
+       unsigned int f = 0;
+       return int(cudaStreamGetFlags(s.capturing, &f));
+     }},
+    {"cudaStreamGetDevice",
+     [](scene& s) {
+       int d = 0;
+       return int(cudaStreamGetDevice(s.capturing, &d));
+     }},
     {"cuStreamGetId",
      [](scene& s) {
        unsigned long long id = 0;
@@ -109,8 +121,8 @@ const call_case on_capturing_stream[] = {
     {"cudaStreamWaitEvent", [](scene& s) { return int(cudaStreamWaitEvent(s.capturing, s.before, 0)); }},
     {"cuStreamWaitEvent",
      [](scene& s) {
-       return as_int(driver<CUresult (*)(CUstream, CUevent, unsigned int)>("cuStreamWaitEvent")(s.capturing,
-                                                                                                s.before, 0));
+       return as_int(
+           driver<CUresult (*)(CUstream, CUevent, unsigned int)>("cuStreamWaitEvent")(s.capturing, s.before, 0));
      }},
     // Rule 3: asking an event recorded in the capture under way.
     {"cudaEventQuery (in the capture)", [](scene& s) { return int(cudaEventQuery(s.in_capture)); }},
@@ -148,12 +160,11 @@ const call_case potentially_unsafe[] = {
      [](scene& s) { return as_int(driver<CUresult (*)(CUstream)>("cuStreamSynchronize")(s.idle)); }},
 };
 
-constexpr int modes[] = {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal,
-                         cudaStreamCaptureModeRelaxed};
+constexpr int modes[] = {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed};
 const char* mode_name(int mode) {
-  return mode == cudaStreamCaptureModeGlobal ? "global"
+  return mode == cudaStreamCaptureModeGlobal        ? "global"
          : mode == cudaStreamCaptureModeThreadLocal ? "thread-local"
-                                                     : "relaxed";
+                                                    : "relaxed";
 }
 
 // Puts s.capturing in a capture of `mode` begun by this thread or by another one, and records
@@ -189,8 +200,8 @@ void check_row(const call_case& c, int status, int mode, bool by_this_thread, in
   const interaction_mode set(thread_mode);
   fake_cuda_reset_log();
   INFO(c.name, ", capture ", mode_name(mode), status == fake_cuda_invalidated ? " (already invalidated)" : "",
-       " begun by ", by_this_thread ? "this thread" : "another thread", ", calling thread in ",
-       mode_name(thread_mode), " interaction mode");
+       " begun by ", by_this_thread ? "this thread" : "another thread", ", calling thread in ", mode_name(thread_mode),
+       " interaction mode");
   const int result = c.make(s);
   CHECK_MESSAGE((fake_cuda_invalidations() == 1) == invalidates, "recorded invalidations: ", fake_cuda_invalidations());
   if (invalidates) {
@@ -237,7 +248,7 @@ TEST_CASE("rules 1, 2, 3, 5: calls on the capture itself invalidate it in every 
 TEST_CASE("rule 1 on an invalidated capture: the call is still refused and recorded") {
   for (const call_case& c : on_capturing_stream) {
     if (std::string(c.name).find("in the capture") != std::string::npos) continue; // rule 3: below
-    if (std::string(c.name) == "cudaDeviceSynchronize") continue;                   // rule 5: active only
+    if (std::string(c.name) == "cudaDeviceSynchronize") continue;                  // rule 5: active only
     if (std::string(c.name).find("WaitEvent") != std::string::npos) continue;
     for (const int mode : modes) check_row(c, fake_cuda_invalidated, mode, true, cudaStreamCaptureModeGlobal, true);
   }
@@ -248,9 +259,9 @@ TEST_CASE("rule 2: waits that join the capture, external waits and forks invalid
     scene s;
     begin(s, fake_cuda_active, mode, true);
     fake_cuda_reset_log();
-    CHECK(cudaStreamWaitEvent(s.capturing, s.in_capture, 0) == cudaSuccess);                     // a join
-    CHECK(cudaStreamWaitEvent(s.capturing, s.before, cudaEventWaitExternal) == cudaSuccess);     // external
-    CHECK(cudaStreamWaitEvent(s.idle, s.in_capture, 0) == cudaSuccess);                          // a fork
+    CHECK(cudaStreamWaitEvent(s.capturing, s.in_capture, 0) == cudaSuccess);                 // a join
+    CHECK(cudaStreamWaitEvent(s.capturing, s.before, cudaEventWaitExternal) == cudaSuccess); // external
+    CHECK(cudaStreamWaitEvent(s.idle, s.in_capture, 0) == cudaSuccess);                      // a fork
     CHECK(fake_cuda_capture_status(s.idle) == fake_cuda_active);
     CHECK(fake_cuda_invalidations() == 0);
     REQUIRE(fake_cuda_set_capture(s.idle, fake_cuda_none, 0) == 0);
