@@ -75,7 +75,13 @@ void wait(cudaStream_t consumer, cudaEvent_t event, const char* type) {
 
 void wait(cudaStream_t consumer, cudaStream_t producer, const char* type) {
   if (producer == consumer) return;
-  wait_through_cached_event(consumer, producer, type);
+  wait_through_cached_event(consumer, producer, 0, type);
+}
+
+void wait_known_context(cudaStream_t consumer, cudaStream_t producer, unsigned long long producer_context_id,
+                        const char* type) {
+  if (producer == consumer) return;
+  wait_through_cached_event(consumer, producer, producer_context_id, type);
 }
 
 event record(cudaStream_t stream, const event_options& options, const char* type) {
