@@ -129,9 +129,11 @@ capture_registry& registry() {
   return *r;
 }
 
-// The calling thread's capture interaction mode (cuThreadExchangeStreamCaptureMode, which is itself
-// allowed during a capture: it sets a field of the thread's driver state and reads nothing else):
-// asked by swapping it out and back. Global where the driver cannot say (the strictest reading:
+// The calling thread's capture interaction mode (cuThreadExchangeStreamCaptureMode: documented to
+// swap the calling thread's mode and do nothing else, and made inside captures by design, as CUDA's
+// own example and torch's allocator do; test/gpu/event_capture.cu and capture_interaction.cu call
+// it during captures of every mode and check that they stay active): asked by swapping it out and
+// back. Global where the driver cannot say (the strictest reading:
 // refusing is safe, invalidating is not).
 cudaStreamCaptureMode thread_interaction_mode() noexcept {
   const auto exchange = driver::get().thread_exchange_stream_capture_mode;
