@@ -1,6 +1,7 @@
 """The distributable wheel, as a user without a compiler gets it (docs/python-package.md).
 
-scripts/wheel builds the sdist and, from it, the wheel for this interpreter, repaired by auditwheel.
+scripts/wheel builds the sdist and, from it, the wheel for this interpreter, repaired by auditwheel
+(in a tree with uncommitted changes, which the sdist would lack, the wheel of the tree as it is).
 The wheel is then checked (auditwheel's tag, the extension's shared-library needs) and installed,
 offline and without building anything, into a fresh virtual environment whose PATH holds only that
 environment's python and pip: no compiler, no CUDA Toolkit. There it is imported, and what a user
@@ -54,9 +55,20 @@ def meson_build_version():
     return re.search(r"version:\s*'([^']+)'", project.group(1)).group(1)
 
 
+def uncommitted_changes():
+    """Why the sdist (the committed tree) would not be the tree tested, or None."""
+    status = subprocess.run(
+        ["git", "-C", SOURCE, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+    )
+    if status.returncode != 0:
+        return f"{SOURCE} is not a git checkout"
+    return f"uncommitted changes ({' '.join(status.stdout.split())})" if status.stdout.strip() else None
+
+
 class Built:
-    def __init__(self, out, log):
+    def __init__(self, out, log, from_tree):
         self.log = log
+        self.from_tree = from_tree  # why the wheel was built from the tree, not the sdist (None: from the sdist)
         wheels = glob.glob(os.path.join(out, "*.whl"))
         assert len(wheels) == 1, (wheels, log)
         self.wheel = wheels[0]
@@ -72,14 +84,16 @@ def built(tmp_path_factory):
     if not glob.glob(os.path.join(WHEELHOUSE, "meson_python-*.whl")):
         missing(f"no build requirements in the wheelhouse {WHEELHOUSE} (scripts/setup downloads them)")
     out = str(tmp_path_factory.mktemp("dist"))
+    from_tree = uncommitted_changes()
     result = subprocess.run(
-        ["bash", os.path.join(SOURCE, "scripts", "wheel"), "--out", out, sys.executable],
+        ["bash", os.path.join(SOURCE, "scripts", "wheel"), "--out", out, sys.executable]
+        + (["--from-tree"] if from_tree else []),
         capture_output=True,
         text=True,
         env={**os.environ, "STREAMLIKE_WHEELHOUSE": WHEELHOUSE},
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    return Built(out, result.stdout + result.stderr)
+    return Built(out, result.stdout + result.stderr, from_tree)
 
 
 def extension_in(wheel):
@@ -92,9 +106,15 @@ def extension_in(wheel):
 # --- The files and their tags -------------------------------------------------------------------
 
 
-def test_the_sdist_and_the_wheel_carry_meson_builds_version(built):
+def test_the_wheel_was_built_from_the_sdist(built):
+    if built.from_tree:
+        missing(f"{built.from_tree}: the wheel was built from the tree, the sdist not made")
+    assert [os.path.basename(s) for s in built.sdists] == [f"streamlike-{meson_build_version()}.tar.gz"]
+    assert re.search(r"wheel, built from streamlike-.*\.tar\.gz by", built.log), built.log
+
+
+def test_the_wheel_carries_meson_builds_version(built):
     version = meson_build_version()
-    assert [os.path.basename(s) for s in built.sdists] == [f"streamlike-{version}.tar.gz"]
     cp = f"cp{sys.version_info.major}{sys.version_info.minor}"
     name = os.path.basename(built.wheel)
     assert re.fullmatch(rf"streamlike-{re.escape(version)}-{cp}-{cp}-manylinux_2_\d+_{platform.machine()}\.whl", name)
