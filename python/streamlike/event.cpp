@@ -63,13 +63,11 @@ void bind_event(nb::module_& m) {
           "sync",
           [](const event& e) {
             switch (finished_within_poll([&] { return e.is_done(); })) {
-            case poll_result::finished:
-              return;
-            case poll_result::threw:
-              e.sync(); // reports the refusal or the error, GIL held (finished_within_poll)
-              return;
-            case poll_result::unfinished:
-              break;
+              case poll_result::finished: return;
+              case poll_result::threw:
+                e.sync(); // reports the refusal or the error, GIL held (finished_within_poll)
+                return;
+              case poll_result::unfinished: break;
             }
             const nb::gil_scoped_release unlocked;
             e.sync();

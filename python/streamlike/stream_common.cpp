@@ -166,15 +166,13 @@ PyObject* method_sync(PyObject* self, PyObject*) {
     }
   };
   switch (finished_within_poll([&] { return owner != nullptr ? owner->is_done() : view.is_done(); })) {
-  case poll_result::finished:
-    Py_RETURN_NONE;
-  case poll_result::threw:
-    return guarded([&] { // reports the refusal or the error, GIL held (finished_within_poll)
-      sync();
-      Py_RETURN_NONE;
-    });
-  case poll_result::unfinished:
-    break;
+    case poll_result::finished: Py_RETURN_NONE;
+    case poll_result::threw:
+      return guarded([&] { // reports the refusal or the error, GIL held (finished_within_poll)
+        sync();
+        Py_RETURN_NONE;
+      });
+    case poll_result::unfinished: break;
   }
   return unlocked(sync);
 }
