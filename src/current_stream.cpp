@@ -45,8 +45,13 @@ inline void* own_read(int32_t device) noexcept {
   return d < own_inline_devices ? own_inline[d] : own_more_get(d);
 }
 
+// A slot no scope set answers nothing: streamlike itself names no stream there, and a "default
+// stream" answer would show as a disagreement beside a framework's own block
+// (current_stream_conflicts, the check).
 int own_get(void*, int32_t device, void** stream) {
-  *stream = own_read(device);
+  void* const set = own_read(device);
+  if (set == nullptr) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  *stream = set;
   return STREAMLIKE_CURRENT_STREAM_OK;
 }
 
@@ -68,6 +73,15 @@ int own_set(void*, int32_t device, void* stream) {
     return STREAMLIKE_CURRENT_STREAM_FAILED; // out of memory
   }
 }
+
+// A scope enters and leaves streamlike's own slot by token (the slot's previous content), since its
+// get answers nothing for an unset slot.
+int own_enter(void*, int32_t device, void* stream, void** token) {
+  *token = own_read(device);
+  return own_set(nullptr, device, stream);
+}
+
+int own_leave(void*, int32_t device, void* token) { return own_set(nullptr, device, token); }
 
 constexpr const char* own_name = "streamlike";
 
@@ -121,6 +135,8 @@ const provider_list* initial_list(registry& r) {
   own.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE;
   own.get = &own_get;
   own.set = &own_set;
+  own.enter = &own_enter;
+  own.leave = &own_leave;
   std::vector<provider> entries;
   entries.push_back(provider{own, own_name, direct_get{direct_kind::own, nullptr, nullptr}});
   publish(r, std::move(entries));
@@ -229,7 +245,7 @@ namespace {
 /// One provider's answer; false where it gave none (failed, or unavailable on this thread).
 inline bool ask(const getter& g, int device, void*& stream) noexcept {
   switch (g.kind) {
-    case direct_kind::own: stream = own_read(device); return true;
+    case direct_kind::own: stream = own_read(device); return stream != nullptr; // unset: no answer
     case direct_kind::torch: return g.torch(device, &stream) == 0;
     case direct_kind::tvm_ffi: stream = g.tvm_ffi(2 /* kDLCUDA */, device); return true;
     case direct_kind::table: break;
@@ -405,7 +421,7 @@ std::vector<current_stream_answer> current_stream_conflicts(int device) {
     void* stream = nullptr;
     if (p.table.get(p.table.context, device, &stream) != STREAMLIKE_CURRENT_STREAM_OK) continue;
     const stream_view view{static_cast<cudaStream_t>(stream)};
-    if (!out.empty() && view != out.front().stream) disagree = true;
+    if (!out.empty() && !same_current_stream(view, out.front().stream)) disagree = true;
     if (&p == chosen.by) {
       out.insert(out.begin(), current_stream_answer{p.name, view});
     } else {
@@ -414,7 +430,7 @@ std::vector<current_stream_answer> current_stream_conflicts(int device) {
   }
   if (!disagree) {
     for (const auto& a : out)
-      if (a.stream != out.front().stream) disagree = true;
+      if (!same_current_stream(a.stream, out.front().stream)) disagree = true;
   }
   if (!disagree) out.clear();
   return out;

@@ -48,6 +48,11 @@ struct torch_token {
 
 torch_functions torch_found; // written once, under the registry's lock, before publication
 
+/// The handle torch calls `stream`: torch's default stream is the handle 0 (stream id 0), and the
+/// handle cudaStreamLegacy handed to it would become an external stream of id 1 that every torch
+/// op refuses ("invalid StreamId1"). The same stream, in torch's name for it.
+void* torch_handle(void* stream) noexcept { return stream == static_cast<void*>(cudaStreamLegacy) ? nullptr : stream; }
+
 int torch_get(void* context, std::int32_t device, void** stream) {
   const auto* f = static_cast<const torch_functions*>(context);
   return f->get(device, stream) == 0 ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
@@ -55,11 +60,12 @@ int torch_get(void* context, std::int32_t device, void** stream) {
 
 int torch_set(void* context, std::int32_t device, void* stream) {
   const auto* f = static_cast<const torch_functions*>(context);
-  return f->set(stream, device) == 0 ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
+  return f->set(torch_handle(stream), device) == 0 ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
 }
 
 int torch_enter(void* context, std::int32_t device, void* stream, void** token) {
   const auto* f = static_cast<const torch_functions*>(context);
+  stream = torch_handle(stream);
   int current = -1;
   if (cudaGetDevice(&current) != cudaSuccess) {
     (void)cudaGetLastError();

@@ -33,6 +33,17 @@ namespace streamlike {
 /// `device` argument meaning "the calling thread's current CUDA device" (cudaGetDevice).
 inline constexpr int current_device = -1;
 
+/// Whether `a` and `b` are one stream as current streams are compared: the handle 0 and
+/// cudaStreamLegacy both name the legacy default stream (torch and CuPy call it 0, the casters
+/// read `__cuda_stream__`'s `(0, 0)` as cudaStreamLegacy), while cudaStreamPerThread stays a
+/// stream of its own. What current_stream_conflicts() and the current-stream check compare with.
+[[nodiscard]] inline bool same_current_stream(stream_view a, stream_view b) noexcept {
+  const auto canonical = [](stream_view s) noexcept {
+    return s == stream_view::legacy_default() ? cudaStream_t{} : s.get();
+  };
+  return canonical(a) == canonical(b);
+}
+
 /// The calling thread's current stream on `device` (default: its current device). The rule when
 /// providers disagree: the providers are asked in priority order (torch, tvm-ffi, then any
 /// registered provider by its priority, streamlike's own thread-local last) and the first that

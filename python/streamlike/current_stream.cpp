@@ -40,6 +40,7 @@ namespace {
 struct cupy_functions {
   PyObject* get_current_stream = nullptr; // cupy.cuda.get_current_stream
   PyObject* external_stream = nullptr;    // cupy.cuda.ExternalStream
+  PyObject* null_stream = nullptr;        // cupy.cuda.Stream.null: CuPy's name for the legacy default stream
   PyObject* seen = nullptr; // {(device, ptr): Stream}: the objects get() read, so set() restores the very object
 };
 
@@ -89,9 +90,13 @@ int cupy_get(void*, int32_t device, void** stream) {
 int cupy_set(void*, int32_t device, void* stream) {
   if (PyGILState_Check() == 0) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
   const python_error_guard keep;
+  // CuPy calls the legacy default stream Stream.null (handle 0); an ExternalStream of the handle
+  // cudaStreamLegacy would be another object for the same stream.
+  if (stream == static_cast<void*>(cudaStreamLegacy)) stream = nullptr;
   sd::scoped_ref key = sd::scoped_ref::steal(seen_key(device, stream));
   if (!key) return STREAMLIKE_CURRENT_STREAM_FAILED;
   sd::scoped_ref target = sd::scoped_ref::borrow(PyDict_GetItemWithError(cupy.seen, key.get()));
+  if (!target && stream == nullptr) target = sd::scoped_ref::borrow(cupy.null_stream);
   if (!target) {
     target = sd::scoped_ref::steal(PyObject_CallFunction(
         cupy.external_stream, "Ki", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(stream)),
@@ -128,7 +133,11 @@ void register_cupy_if_loaded() noexcept {
   cupy.get_current_stream = PyObject_GetAttrString(cuda.get(), "get_current_stream");
   cupy.external_stream = PyObject_GetAttrString(cuda.get(), "ExternalStream");
   cupy.seen = PyDict_New();
-  if (cupy.get_current_stream == nullptr || cupy.external_stream == nullptr || cupy.seen == nullptr) return;
+  if (sd::scoped_ref stream_type = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "Stream")))
+    cupy.null_stream = PyObject_GetAttrString(stream_type.get(), "null");
+  if (cupy.get_current_stream == nullptr || cupy.external_stream == nullptr || cupy.seen == nullptr ||
+      cupy.null_stream == nullptr)
+    return;
   streamlike_current_stream_provider table{};
   table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
   table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_CUPY;
