@@ -253,6 +253,66 @@ inline bool ask(const getter& g, int device, void*& stream) noexcept {
   return g.get(g.context, device, &stream) == STREAMLIKE_CURRENT_STREAM_OK;
 }
 
+/// One provider a scope set: its previous stream (get + set), or the token its enter gave.
+struct saved_stream {
+  const provider* by;
+  void* previous_or_token;
+  bool token;
+};
+
+/// What a scope expects a provider to answer while nothing inside it changed that provider:
+/// the scope's stream where the scope set it, the provider's answer when the scope began where it
+/// could not (read-only), nothing where the provider gave no answer then (unavailable on the
+/// thread, failed) or is streamlike's own slot.
+struct expectation {
+  void* stream = nullptr;
+  bool known = false;
+};
+
+/// What scoped_current_stream saved: the list it set, what each provider had before, and what it
+/// set, for the rule inside it. Linked into the entering thread's chain of open scopes.
+struct saved_streams {
+  const provider_list* list;
+  std::vector<saved_stream> previous; // in the order set
+  std::vector<expectation> expected;  // one per entry of `list`
+  void* stream = nullptr;             // the scope's stream
+  int device = -1;
+  std::ptrdiff_t own = -1;        // streamlike's own provider in `list`
+  saved_streams* outer = nullptr; // the scope opened before it on this thread
+};
+
+/// The calling thread's open scopes, innermost first.
+thread_local saved_streams* innermost_scope = nullptr;
+
+/// The innermost open scope of the calling thread on `device`, or nullptr.
+inline const saved_streams* scope_on(int device) noexcept {
+  for (const saved_streams* s = innermost_scope; s != nullptr; s = s->outer)
+    if (s->device == device) return s;
+  return nullptr;
+}
+
+/// The rule inside a scope: in the scope's list's order, the first provider whose answer is not
+/// what the scope left it (a framework's own block opened inside the scope) answers, whatever it
+/// names, default streams included; when none changed, the scope's stream (streamlike's own).
+/// The list asked is the scope's (lists are never freed); `by` indexes it.
+[[gnu::noinline]] void* scoped_answer(const saved_streams& scope, int device, std::ptrdiff_t& by) noexcept {
+  const getter* const getters = scope.list->getters.data();
+  const std::size_t n = scope.list->getters.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const expectation& e = scope.expected[i];
+    if (!e.known) continue;
+    void* now = nullptr;
+    if (!ask(getters[i], device, now)) continue;
+    if (!same_current_stream(stream_view{static_cast<cudaStream_t>(now)},
+                             stream_view{static_cast<cudaStream_t>(e.stream)})) {
+      by = static_cast<std::ptrdiff_t>(i);
+      return now;
+    }
+  }
+  by = scope.own;
+  return scope.stream;
+}
+
 /// The rule (docs/current-stream.md): the first answer naming a stream other than a default
 /// stream, else the first answer; its index in the list, or -1 for none.
 inline void* first_answer(const provider_list& list, int device, std::ptrdiff_t& by) noexcept {
@@ -279,6 +339,9 @@ inline void* first_answer(const provider_list& list, int device, std::ptrdiff_t&
 /// not kept).
 inline void* current_handle(const provider_list& list, int device) noexcept {
   std::ptrdiff_t unused = -1;
+  if (innermost_scope != nullptr) [[unlikely]] {
+    if (const saved_streams* scope = scope_on(device)) return scoped_answer(*scope, device, unused);
+  }
   return first_answer(list, device, unused);
 }
 
@@ -286,6 +349,10 @@ inline void* current_handle(const provider_list& list, int device) noexcept {
 
 answer current_answer(const provider_list& list, int device) noexcept {
   std::ptrdiff_t by = -1;
+  if (const saved_streams* scope = scope_on(device)) {
+    void* const stream = scoped_answer(*scope, device, by);
+    return by < 0 ? answer{stream, nullptr} : answer{stream, &scope->list->entries[static_cast<std::size_t>(by)]};
+  }
   void* const stream = first_answer(list, device, by);
   return by < 0 ? answer{} : answer{stream, &list.entries[static_cast<std::size_t>(by)]};
 }
@@ -319,19 +386,6 @@ int current_device_of_thread(const char* operation) {
 }
 
 namespace {
-
-/// One provider a scope set: its previous stream (get + set), or the token its enter gave.
-struct saved_stream {
-  const provider* by;
-  void* previous_or_token;
-  bool token;
-};
-
-/// What scoped_current_stream saved: the list it set, and what each provider had before.
-struct saved_streams {
-  const provider_list* list;
-  std::vector<saved_stream> previous; // in the order set
-};
 
 /// Restores `saved` in reverse order: into the providers still registered (by name, when the list
 /// changed meanwhile), never throwing.
@@ -374,9 +428,19 @@ scoped_current_stream::scoped_current_stream(stream_view stream, int device, boo
   auto saved = std::make_unique<current::saved_streams>();
   saved->list = &list;
   saved->previous.reserve(list.entries.size());
-  for (const current::provider& p : list.entries) {
+  saved->expected.resize(list.entries.size());
+  saved->stream = stream.get();
+  saved->device = device_;
+  for (std::size_t i = 0; i < list.entries.size(); ++i) {
+    const current::provider& p = list.entries[i];
     const bool by_token = p.table.enter != nullptr;
-    if (!by_token && p.table.set == nullptr) continue;
+    if (p.direct.kind == current::direct_kind::own) saved->own = static_cast<std::ptrdiff_t>(i);
+    if (!by_token && p.table.set == nullptr) {
+      // Read-only: what it answers now is what it answers while nothing inside changes it.
+      current::expectation& e = saved->expected[i];
+      e.known = p.table.get(p.table.context, device_, &e.stream) == STREAMLIKE_CURRENT_STREAM_OK;
+      continue;
+    }
     void* previous = nullptr;
     int status = STREAMLIKE_CURRENT_STREAM_OK;
     if (by_token) {
@@ -393,12 +457,23 @@ scoped_current_stream::scoped_current_stream(stream_view stream, int device, boo
                       std::to_string(device_));
     }
     saved->previous.push_back(current::saved_stream{&p, previous, by_token});
+    // streamlike's own slot only ever holds what scopes set: nothing to tell apart there.
+    if (p.direct.kind != current::direct_kind::own) saved->expected[i] = current::expectation{stream.get(), true};
   }
+  saved->outer = current::innermost_scope;
+  current::innermost_scope = saved.get();
   saved_ = saved.release();
 }
 
 scoped_current_stream::~scoped_current_stream() {
   auto* saved = static_cast<current::saved_streams*>(saved_);
+  // Out of the thread's chain, wherever it is in it (a Python block may end out of order).
+  for (current::saved_streams** link = &current::innermost_scope; *link != nullptr; link = &(*link)->outer) {
+    if (*link == saved) {
+      *link = saved->outer;
+      break;
+    }
+  }
   current::restore(*saved, device_);
   delete saved;
 }
@@ -422,7 +497,7 @@ std::vector<current_stream_answer> current_stream_conflicts(int device) {
     if (p.table.get(p.table.context, device, &stream) != STREAMLIKE_CURRENT_STREAM_OK) continue;
     const stream_view view{static_cast<cudaStream_t>(stream)};
     if (!out.empty() && !same_current_stream(view, out.front().stream)) disagree = true;
-    if (&p == chosen.by) {
+    if (chosen.by != nullptr && (&p == chosen.by || p.name == chosen.by->name)) {
       out.insert(out.begin(), current_stream_answer{p.name, view});
     } else {
       out.push_back(current_stream_answer{p.name, view});

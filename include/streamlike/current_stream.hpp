@@ -44,15 +44,17 @@ inline constexpr int current_device = -1;
   return canonical(a) == canonical(b);
 }
 
-/// The calling thread's current stream on `device` (default: its current device). The rule when
-/// providers disagree: the providers are asked in priority order (torch, tvm-ffi, then any
-/// registered provider by its priority, streamlike's own thread-local last) and the first that
-/// names a stream other than a default stream answers; when every provider names a default
-/// stream, the first answer is returned; with no answer at all, the handle 0 (the default stream
-/// of the translation unit that launches on it). No CUDA call beyond reading the current device
-/// for the default device (the driver's device of the current context, else cudaGetDevice).
-/// Throws streamlike::error when the current device cannot be read (no driver), and
-/// std::invalid_argument for a device below -1.
+/// The calling thread's current stream on `device` (default: its current device). Providers are
+/// asked in priority order (torch, tvm-ffi, then any registered provider by its priority,
+/// streamlike's own thread-local last). Inside a scope (the innermost scoped_current_stream of
+/// this thread on `device`): the first provider whose answer changed after the scope began (a
+/// framework's own block opened inside it) answers, whatever it names; none changed, the scope's
+/// stream. Outside any scope: the first provider naming a stream other than a default stream;
+/// when every provider names a default stream, the first answer; with no answer at all, the
+/// handle 0 (the default stream of the translation unit that launches on it). No CUDA call beyond
+/// reading the current device for the default device (the driver's device of the current
+/// context, else cudaGetDevice). Throws streamlike::error when the current device cannot be read
+/// (no driver), and std::invalid_argument for a device below -1.
 [[nodiscard]] STREAMLIKE_API stream_view current_stream(int device = current_device);
 
 /// Makes a stream current for the calling thread and the stream's device in streamlike and in

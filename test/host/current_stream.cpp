@@ -226,13 +226,17 @@ TEST_CASE("the rule: in priority order, the first provider naming a non-default 
     fake_framework::current[device] = s1.get();
     CHECK(streamlike::current_stream(device) == s1);
   }
-  SUBCASE("a framework's scope opened inside a streamlike scope answers (streamlike's own is asked last)") {
+  SUBCASE("a framework's block opened inside a streamlike scope answers; two such blocks: the first in order") {
     const streamlike::scoped_current_stream guard{s1, device};
     CHECK(streamlike::current_stream(device) == s1);
     other_framework::current = s2.get();             // "with other.stream(s2):" inside
-    CHECK(streamlike::current_stream(device) == s1); // `first` still names s1, and ranks higher
-    fake_framework::current[device] = s3.get();
-    CHECK(streamlike::current_stream(device) == s3);
+    CHECK(streamlike::current_stream(device) == s2); // `first` names s1 still: the scope's, not its own
+    fake_framework::current[device] = s3.get();      // and "with first.stream(s3):" inside that
+    CHECK(streamlike::current_stream(device) == s3); // both changed: the first in priority order
+    fake_framework::current[device] = s1.get();      // first's block ends
+    CHECK(streamlike::current_stream(device) == s2);
+    other_framework::current = s1.get(); // other's block ends
+    CHECK(streamlike::current_stream(device) == s1);
   }
   SUBCASE("a provider that cannot answer on this thread is skipped") {
     fake_framework::unavailable = true;
@@ -269,13 +273,13 @@ TEST_CASE("current_stream_conflicts lists every answer when providers disagree, 
   {
     const streamlike::scoped_current_stream guard{s1, device};
     CHECK(streamlike::current_stream_conflicts(device).empty()); // all three agree on s1
-    other_framework::current = s2.get();
+    other_framework::current = s2.get();                         // `second`'s own block inside the scope: it answers
     const auto conflicts = streamlike::current_stream_conflicts(device);
     REQUIRE(conflicts.size() == 3);
-    CHECK(conflicts[0].provider == "first");
-    CHECK(conflicts[0].stream == s1);
-    CHECK(conflicts[1].provider == "second");
-    CHECK(conflicts[1].stream == s2);
+    CHECK(conflicts[0].provider == "second");
+    CHECK(conflicts[0].stream == s2);
+    CHECK(conflicts[1].provider == "first");
+    CHECK(conflicts[1].stream == s1);
     CHECK(conflicts[2].provider == "streamlike");
     CHECK(conflicts[2].stream == s1);
   }
@@ -416,4 +420,58 @@ TEST_CASE("a provider with only one of enter and leave is refused by name") {
   const auto e = host_test::thrown<std::invalid_argument>([&] { streamlike::register_current_stream_provider(p); });
   REQUIRE(e.has_value());
   CHECK_MESSAGE(host_test::contains(e->what(), "only one of enter and leave"), e->what());
+}
+
+TEST_CASE("inside a scope, a framework block opened inside it wins whatever it names, default streams too") {
+  reset_fakes();
+  const registered first{table("first", 10, &fake_framework::get, &fake_framework::set)};
+  const registered second{table("second", 20, &other_framework::get, &other_framework::set)};
+  const stream_view legacy = stream_view::legacy_default();
+  const streamlike::scoped_current_stream outer{s1, device};
+  CHECK(streamlike::current_stream(device) == s1);
+
+  SUBCASE("the framework's block names its default stream (handle 0)") {
+    fake_framework::current[device] = nullptr; // "with torch.cuda.stream(torch.cuda.default_stream()):"
+    CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
+    const auto conflicts = streamlike::current_stream_conflicts(device);
+    REQUIRE_FALSE(conflicts.empty());
+    CHECK(conflicts.front().provider == "first");
+  }
+  SUBCASE("the lower-priority framework's block names the legacy default stream") {
+    other_framework::current = legacy.get(); // "with cupy.cuda.Stream.null:"
+    CHECK(streamlike::current_stream(device) == legacy);
+  }
+  SUBCASE("a scope opened inside the framework's block wins again, and leaving it gives the block back") {
+    fake_framework::current[device] = nullptr;
+    {
+      const streamlike::scoped_current_stream inner{s2, device};
+      CHECK(streamlike::current_stream(device) == s2);
+    }
+    CHECK(fake_framework::current[device] == nullptr);
+    CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
+  }
+  SUBCASE("a block on another device changes nothing here") {
+    fake_framework::current[1] = nullptr;
+    CHECK(streamlike::current_stream(device) == s1);
+  }
+  SUBCASE("another thread has no scope: the rule outside scopes") {
+    stream_view seen{fake_handle(0xdead)};
+    std::thread([&] { seen = streamlike::current_stream(device); }).join();
+    CHECK(seen == stream_view{cudaStream_t{}});
+  }
+}
+
+TEST_CASE("inside a scope, a read-only provider's stream from before the scope does not answer; a change does") {
+  reset_fakes();
+  const registered reader{table("read-only", 10, &fake_framework::get, nullptr)};
+  fake_framework::current[device] = s3.get(); // named before the scope; the scope cannot set it
+  CHECK(streamlike::current_stream(device) == s3);
+  {
+    const streamlike::scoped_current_stream scope{s1, device};
+    CHECK(streamlike::current_stream(device) == s1);
+    fake_framework::current[device] = s2.get(); // the framework's own block, inside the scope
+    CHECK(streamlike::current_stream(device) == s2);
+    fake_framework::current[device] = s3.get();
+  }
+  CHECK(streamlike::current_stream(device) == s3);
 }

@@ -171,3 +171,25 @@ TEST_CASE("the check: the legacy default stream given where torch names 0 is the
   streamlike::set_current_stream_check(false);
   (void)streamlike::set_current_stream_check_reporter(nullptr);
 }
+
+TEST_CASE("inside a scope, a framework's own block wins whatever it names; two blocks: torch decides") {
+  require_setup();
+  const stream_view s{fake_handle(0x1000)};
+  const stream_view t{fake_handle(0x2000)};
+  {
+    const streamlike::scoped_current_stream scope{s, 0};
+    CHECK(streamlike::current_stream(0) == s);
+    set_torch(0, nullptr); // with torch.cuda.stream(torch.cuda.default_stream()):
+    CHECK(streamlike::current_stream(0) == zero);
+    set_tvm(0, t.get()); // and a tvm-ffi block inside that: torch's block still decides
+    CHECK(streamlike::current_stream(0) == zero);
+    set_torch(0, s.get()); // torch's block ends: tvm-ffi's answers
+    CHECK(streamlike::current_stream(0) == t);
+    set_tvm(0, s.get()); // tvm-ffi's ends
+    CHECK(streamlike::current_stream(0) == s);
+    CHECK(streamlike::current_stream(1) == zero); // device 1: no scope there
+  }
+  CHECK(torch_current(0) == nullptr);
+  CHECK(streamlike::current_stream(0) == zero);
+  reset_frameworks();
+}
