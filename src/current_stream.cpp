@@ -1,6 +1,7 @@
 // current_stream(), scoped_current_stream and the provider registry (docs/current-stream.md).
 #include "current_stream_registry.hpp"
 #include "driver_entry_points.hpp"
+#include "stream_lifecycle.hpp"
 
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_providers.hpp>
@@ -357,6 +358,37 @@ answer current_answer(const provider_list& list, int device) noexcept {
   return by < 0 ? answer{} : answer{stream, &list.entries[static_cast<std::size_t>(by)]};
 }
 
+std::atomic<int> devices_known{0};
+
+static bool cuda_absent(const error& e) noexcept {
+  return e.code() == cudaErrorInsufficientDriver || e.code() == cudaErrorNoDevice;
+}
+
+void check_device_slow(int device, const char* operation) {
+  try {
+    check_named_device(device, operation); // the range, or the error reading the count
+  } catch (const error& e) {
+    // No driver or no device: nothing can be launched anywhere, and the current streams are
+    // bookkeeping that works without CUDA (the frameworks keep theirs too): taken as given.
+    if (cuda_absent(e)) {
+      (void)cudaGetLastError();
+      return;
+    }
+    throw;
+  }
+  devices_known.store(device_count(operation), std::memory_order_relaxed);
+}
+
+int device_of_or(stream_view stream, int otherwise) {
+  try {
+    return stream.device(); // capture-safe (the stream's context)
+  } catch (const error& e) {
+    if (!cuda_absent(e)) throw;
+    (void)cudaGetLastError();
+    return otherwise; // no CUDA to ask: taken as given, as the device is
+  }
+}
+
 void throw_bad_device(int device, const char* operation) {
   throw std::invalid_argument(std::string("streamlike::") + operation + ": device must be a device ordinal (>= 0) or " +
                               "streamlike::current_device (-1), got " + std::to_string(device));
@@ -423,6 +455,16 @@ scoped_current_stream::scoped_current_stream(stream_view stream, int device, boo
     device_ = stream.device(); // capture-safe (the stream's context)
   } else {
     device_ = current::resolve_device(device, "scoped_current_stream");
+    // A stream current on a device it does not belong to would be launched on there by every
+    // framework: refused (the default streams belong to every device).
+    if (!stream.is_default()) {
+      if (const int own = current::device_of_or(stream, device_); own != device_) {
+        throw std::invalid_argument("streamlike::scoped_current_stream: the stream belongs to device " +
+                                    std::to_string(own) + ", not device " + std::to_string(device_) +
+                                    "; expected a stream of device " + std::to_string(device_) +
+                                    " (or leave the device out: the stream's own)");
+      }
+    }
   }
   const current::provider_list& list = current::providers();
   auto saved = std::make_unique<current::saved_streams>();

@@ -63,14 +63,20 @@ int torch_set(void* context, std::int32_t device, void* stream) {
   return f->set(torch_handle(stream), device) == 0 ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
 }
 
-int torch_enter(void* context, std::int32_t device, void* stream, void** token) {
-  const auto* f = static_cast<const torch_functions*>(context);
-  stream = torch_handle(stream);
+/// The calling thread's current device, or -1 where CUDA cannot say (its error cleared).
+int current_device_or_none() noexcept {
   int current = -1;
   if (cudaGetDevice(&current) != cudaSuccess) {
     (void)cudaGetLastError();
-    current = -1;
+    return -1;
   }
+  return current;
+}
+
+int torch_enter(void* context, std::int32_t device, void* stream, void** token) {
+  const auto* f = static_cast<const torch_functions*>(context);
+  stream = torch_handle(stream);
+  const int current = current_device_or_none();
   auto* t = new (std::nothrow) torch_token{nullptr, nullptr};
   if (t == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
   if (current == device) {
@@ -92,7 +98,17 @@ int torch_enter(void* context, std::int32_t device, void* stream, void** token) 
 int torch_leave(void* context, std::int32_t device, void* token) {
   const auto* f = static_cast<const torch_functions*>(context);
   auto* t = static_cast<torch_token*>(token);
-  const bool ok = t->guard != nullptr ? f->delete_guard(t->guard) == 0 : f->set(t->previous, device) == 0;
+  bool ok = true;
+  if (t->guard != nullptr) {
+    // Deleting torch's guard also puts back the device that was current when it was made; a
+    // scope is device-neutral (with or without torch loaded), so the device current now stays.
+    const int before = current_device_or_none();
+    ok = f->delete_guard(t->guard) == 0;
+    if (before >= 0 && current_device_or_none() != before && cudaSetDevice(before) != cudaSuccess)
+      (void)cudaGetLastError();
+  } else {
+    ok = f->set(t->previous, device) == 0;
+  }
   delete t;
   return ok ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
 }

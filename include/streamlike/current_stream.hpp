@@ -54,7 +54,8 @@ inline constexpr int current_device = -1;
 /// handle 0 (the default stream of the translation unit that launches on it). No CUDA call beyond
 /// reading the current device for the default device (the driver's device of the current
 /// context, else cudaGetDevice). Throws streamlike::error when the current device cannot be read
-/// (no driver), and std::invalid_argument for a device below -1.
+/// (no driver), and std::invalid_argument for a device below -1 or one the process does not have
+/// (naming the range 0..count-1).
 [[nodiscard]] STREAMLIKE_API stream_view current_stream(int device = current_device);
 
 /// Makes a stream current for the calling thread and the stream's device in streamlike and in
@@ -62,10 +63,12 @@ inline constexpr int current_device = -1;
 /// also when an exception leaves the scope (in reverse order). Not copyable, not movable: a scope.
 ///
 /// The device is the stream's (stream_view::device(), capture-safe), the current device for the
-/// handles of the default streams, or the one given. If a provider fails to set the stream, the
-/// providers already set are restored and streamlike::error names the provider. A provider that
-/// cannot set it on this thread now (STREAMLIKE_CURRENT_STREAM_UNAVAILABLE, e.g. CuPy's without
-/// the Python GIL) is skipped.
+/// handles of the default streams, or the one given, which must exist (std::invalid_argument names
+/// the range) and be the stream's own unless it is a default stream (std::invalid_argument). The
+/// thread's current device is left as it is, entering and leaving. If a provider fails to set
+/// the stream, the providers already set are restored and streamlike::error names the provider.
+/// A provider that cannot set it on this thread now (STREAMLIKE_CURRENT_STREAM_UNAVAILABLE, e.g.
+/// CuPy's without the Python GIL) is skipped.
 class STREAMLIKE_API scoped_current_stream {
 public:
   /// Makes `stream` (any stream_like object; an owner as an lvalue, which must outlive the scope)

@@ -10,15 +10,35 @@
 #include <cstdint>
 #include <new>
 
+#include <dlfcn.h>
+
 namespace {
 constexpr std::int32_t devices = 64;
 thread_local void* current[devices] = {};
 
-/// c10::cuda::CUDAStreamGuard: the stream it replaced, put back when deleted.
+/// c10::cuda::CUDAStreamGuard: the stream it replaced and the device that was current, both put
+/// back when deleted.
 struct guard {
   std::int32_t device;
   void* previous;
+  int original_device;
 };
+
+/// The CUDA runtime's device calls of whatever CUDA the process has (the fake CUDA in the host
+/// tests), found at run time so that this library links no CUDA; -1 / nothing where there is none.
+using get_device_fn = int (*)(int*);
+using set_device_fn = int (*)(int);
+
+int current_device() {
+  static const auto get = reinterpret_cast<get_device_fn>(dlsym(RTLD_DEFAULT, "cudaGetDevice"));
+  int device = -1;
+  return get != nullptr && get(&device) == 0 ? device : -1;
+}
+
+void set_device(int device) {
+  static const auto set = reinterpret_cast<set_device_fn>(dlsym(RTLD_DEFAULT, "cudaSetDevice"));
+  if (set != nullptr && device >= 0) (void)set(device);
+}
 } // namespace
 
 #define FAKE_TORCH_API extern "C" __attribute__((visibility("default")))
@@ -37,8 +57,9 @@ FAKE_TORCH_API std::int32_t torch_set_current_cuda_stream(void* stream, std::int
 
 FAKE_TORCH_API std::int32_t aoti_torch_create_cuda_stream_guard(void* stream, std::int32_t device, void** ret_guard) {
   if (device < 0 || device >= devices || ret_guard == nullptr) return 1;
-  auto* g = new (std::nothrow) guard{device, current[device]};
+  auto* g = new (std::nothrow) guard{device, current[device], current_device()};
   if (g == nullptr) return 1;
+  set_device(device); // as c10's guard: the stream's device is current for the guard's life
   current[device] = stream;
   *ret_guard = g;
   return 0;
@@ -48,6 +69,7 @@ FAKE_TORCH_API std::int32_t aoti_torch_delete_cuda_stream_guard(void* handle) {
   auto* g = static_cast<guard*>(handle);
   if (g == nullptr) return 1;
   current[g->device] = g->previous;
+  set_device(g->original_device);
   delete g;
   return 0;
 }

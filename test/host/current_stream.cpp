@@ -1,6 +1,6 @@
-// current_stream() and scoped_current_stream with fake providers: no GPU, no framework. Devices
-// are given explicitly (the current device needs a driver) and streams are fake handles, never
-// handed to CUDA.
+// current_stream() and scoped_current_stream with fake providers: no GPU, no framework. The
+// program carries the fake CUDA of test/gpu/fake_driver (two devices): streams are its streams.
+#include "fake_cuda_streams.hpp"
 #include "host_support.hpp"
 
 #include <streamlike/current_stream.hpp>
@@ -128,9 +128,9 @@ std::vector<std::string> provider_names() {
   return names;
 }
 
-const stream_view s1{fake_handle(0x1000)};
-const stream_view s2{fake_handle(0x2000)};
-const stream_view s3{fake_handle(0x3000)};
+const stream_view s1 = host_test::fake_cuda_stream(0);
+const stream_view s2 = host_test::fake_cuda_stream(0);
+const stream_view s3 = host_test::fake_cuda_stream(0);
 
 } // namespace
 
@@ -164,8 +164,8 @@ TEST_CASE("a scope makes its stream current on its device only, and restores it 
 
 TEST_CASE("a scope accepts any stream_like object") {
   reset_fakes();
-  const cudaStream_t raw = fake_handle(0x4000);
-  const cuda::stream_ref ref{fake_handle(0x5000)};
+  const cudaStream_t raw = host_test::fake_cuda_stream(0).get();
+  const cuda::stream_ref ref{host_test::fake_cuda_stream(0).get()};
   {
     const streamlike::scoped_current_stream guard{raw, device};
     CHECK(streamlike::current_stream(device) == stream_view{raw});
@@ -383,10 +383,51 @@ TEST_CASE("a device below -1 is refused by name") {
   CHECK_MESSAGE(host_test::contains(e->what(), "got -2"), e->what());
 }
 
-TEST_CASE("without a GPU, the current device cannot be read: streamlike::error names the call") {
-  if (host_test::device_present()) return;
-  host_test::check_no_device_error(host_test::thrown<streamlike::error>([] { (void)streamlike::current_stream(); }),
-                                   "current_stream: cudaGetDevice");
+TEST_CASE("a device the process does not have is refused by name, with the range, before any provider is asked") {
+  reset_fakes();
+  const registered fake{table("fake", 50, &fake_framework::get, &fake_framework::set)};
+  const auto read = host_test::thrown<std::invalid_argument>([] { (void)streamlike::current_stream(2); });
+  REQUIRE(read.has_value());
+  CHECK_MESSAGE(host_test::contains(read->what(), "current_stream: device 2 does not exist; expected 0..1"),
+                read->what());
+  const auto scope = host_test::thrown<std::invalid_argument>([] {
+    const streamlike::scoped_current_stream guard{stream_view::legacy_default(), 3};
+  });
+  REQUIRE(scope.has_value());
+  CHECK_MESSAGE(host_test::contains(scope->what(), "scoped_current_stream: device 3 does not exist; expected 0..1"),
+                scope->what());
+  CHECK(fake_framework::sets == 0);
+  const auto conflicts =
+      host_test::thrown<std::invalid_argument>([] { (void)streamlike::current_stream_conflicts(7); });
+  REQUIRE(conflicts.has_value());
+  CHECK_MESSAGE(host_test::contains(conflicts->what(), "device 7 does not exist"), conflicts->what());
+}
+
+TEST_CASE("a stream is made current on its own device, and refused for a device it does not belong to") {
+  reset_fakes();
+  const registered fake{table("fake", 50, &fake_framework::get, &fake_framework::set)};
+  const stream_view on_1 = host_test::fake_cuda_stream(1);
+  {
+    const streamlike::scoped_current_stream guard{on_1}; // its own device, not the current one (0)
+    CHECK(guard.device() == 1);
+    CHECK(streamlike::current_stream(1) == on_1);
+    CHECK(streamlike::current_stream(0) == stream_view{cudaStream_t{}});
+    CHECK(fake_framework::current[1] == on_1.get());
+    CHECK(fake_framework::current[0] == nullptr);
+  }
+  CHECK(fake_framework::current[1] == nullptr);
+  const int sets_before = fake_framework::sets;
+  const auto e = host_test::thrown<std::invalid_argument>([&] {
+    const streamlike::scoped_current_stream guard{on_1, 0};
+  });
+  REQUIRE(e.has_value());
+  CHECK_MESSAGE(host_test::contains(e->what(), "belongs to device 1, not device 0"), e->what());
+  CHECK(fake_framework::sets == sets_before); // the refused scope set nothing
+  {
+    const streamlike::scoped_current_stream guard{stream_view::per_thread_default(), 1}; // a default stream: any device
+    CHECK(fake_framework::current[1] == cudaStreamPerThread);
+    CHECK(fake_framework::current[0] == nullptr);
+  }
 }
 
 TEST_CASE("a provider with enter and leave is entered and left instead of get and set, exceptions too") {

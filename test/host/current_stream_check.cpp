@@ -1,5 +1,7 @@
 // The opt-in check that a stream given to streamlike is the current one, with a fake provider and
-// a recording reporter: no GPU (devices given explicitly, fake handles never handed to CUDA).
+// a recording reporter: no GPU. The program carries the fake CUDA of test/gpu/fake_driver: streams
+// are its streams, except one handle it never made (a stream CUDA cannot ask about).
+#include "fake_cuda_streams.hpp"
 #include "host_support.hpp"
 
 #include <streamlike/current_stream.hpp>
@@ -52,8 +54,9 @@ int framework_get(void*, int32_t, void** stream) {
   return STREAMLIKE_CURRENT_STREAM_OK;
 }
 
-const stream_view s1{fake_handle(0x1000)};
-const stream_view s2{fake_handle(0x2000)};
+const stream_view s1 = host_test::fake_cuda_stream(0);
+const stream_view s2 = host_test::fake_cuda_stream(0);
+const stream_view unknown{fake_handle(0x2000)}; // not a stream of the fake
 
 } // namespace
 
@@ -110,9 +113,11 @@ TEST_CASE("inside a scope, launching on its stream is silent and on another is r
   CHECK(reports[0].provider == "streamlike");
 }
 
-TEST_CASE("without a GPU, a stream whose device cannot be read is not reported (and nothing throws)") {
-  if (host_test::device_present()) return;
+TEST_CASE("a stream whose device cannot be read is not reported (and nothing throws)") {
+  REQUIRE(fake_cuda_present() == 1);
   const checking on;
-  streamlike::check_current_stream(s2, "nodevice.cpp:1");
+  streamlike::check_current_stream(unknown, "nodevice.cpp:1");
   CHECK(reports.empty());
+  streamlike::check_current_stream(s2, "known.cpp:1"); // its device is read: reported
+  CHECK(reports.size() == 1);
 }

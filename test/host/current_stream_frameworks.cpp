@@ -3,7 +3,7 @@
 // test) exactly as in a process that imported torch and tvm-ffi, over the fake CUDA of
 // test/gpu/fake_driver (exported from this program, two devices). What each framework is handed
 // and answers is read from the stand-ins themselves. No GPU, no framework.
-#include "../gpu/fake_driver/fake_cuda.h"
+#include "fake_cuda_streams.hpp"
 #include "host_support.hpp"
 
 #include <streamlike/current_stream.hpp>
@@ -31,7 +31,7 @@ struct frameworks {
   int (*tvm_set)(std::int32_t device_type, std::int32_t device, void* stream, void** original) = nullptr;
 
   frameworks() {
-    fake_cuda_set_devices(2);
+    fake_cuda_set_devices(host_test::fake_devices);
     void* torch = dlopen(FAKE_TORCH, RTLD_NOW | RTLD_GLOBAL);
     void* tvm = dlopen(FAKE_TVM_FFI, RTLD_NOW | RTLD_GLOBAL);
     if (torch == nullptr || tvm == nullptr) return;
@@ -102,7 +102,7 @@ TEST_CASE("one default stream: torch is handed handle 0 for the legacy default s
     for (int device = 0; device < 2; ++device) {
       CAPTURE(c.name);
       CAPTURE(device);
-      const stream_view before{fake_handle(0x7000)};
+      const stream_view before = host_test::fake_cuda_stream(device);
       set_torch(device, before.get());
       {
         const streamlike::scoped_current_stream scope{c.stream, device};
@@ -130,7 +130,7 @@ TEST_CASE("same_current_stream: 0 and cudaStreamLegacy are one stream, cudaStrea
 
 TEST_CASE("conflicts: frameworks that agree are no conflict, whatever they call the default stream") {
   require_setup();
-  const stream_view s{fake_handle(0x1000)};
+  const stream_view s = host_test::fake_cuda_stream(0);
   SUBCASE("both frameworks' own blocks name one stream; streamlike's unset slot is not an answer") {
     set_torch(0, s.get());
     set_tvm(0, s.get());
@@ -174,8 +174,8 @@ TEST_CASE("the check: the legacy default stream given where torch names 0 is the
 
 TEST_CASE("inside a scope, a framework's own block wins whatever it names; two blocks: torch decides") {
   require_setup();
-  const stream_view s{fake_handle(0x1000)};
-  const stream_view t{fake_handle(0x2000)};
+  const stream_view s = host_test::fake_cuda_stream(0);
+  const stream_view t = host_test::fake_cuda_stream(0);
   {
     const streamlike::scoped_current_stream scope{s, 0};
     CHECK(streamlike::current_stream(0) == s);
@@ -191,5 +191,35 @@ TEST_CASE("inside a scope, a framework's own block wins whatever it names; two b
   }
   CHECK(torch_current(0) == nullptr);
   CHECK(streamlike::current_stream(0) == zero);
+  reset_frameworks();
+}
+
+namespace {
+int current_device() {
+  int device = -1;
+  REQUIRE(cudaGetDevice(&device) == cudaSuccess);
+  return device;
+}
+} // namespace
+
+TEST_CASE("a scope leaves the current device alone, entering and leaving, with torch loaded too") {
+  require_setup();
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  const stream_view on_0 = host_test::fake_cuda_stream(0);
+  const stream_view on_1 = host_test::fake_cuda_stream(1);
+  {
+    const streamlike::scoped_current_stream scope{on_1}; // device 1, while 0 is current
+    CHECK(current_device() == 0);
+    CHECK(torch_current(1) == on_1.get());
+  }
+  CHECK(current_device() == 0);
+  {
+    const streamlike::scoped_current_stream scope{on_0}; // torch's guard serves here
+    CHECK(torch_current(0) == on_0.get());
+    REQUIRE(cudaSetDevice(1) == cudaSuccess); // the code inside changes device
+  }
+  CHECK(current_device() == 1); // and leaving the scope did not change it back
+  CHECK(torch_current(0) == nullptr);
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
   reset_frameworks();
 }
