@@ -419,22 +419,17 @@ int current_device_of_thread(const char* operation) {
 
 namespace {
 
-/// Restores `saved` in reverse order: into the providers still registered (by name, when the list
-/// changed meanwhile), never throwing.
+/// Restores `saved` in reverse order, through the very providers it set (the list it read is never
+/// freed, and a provider's functions outlive its registration): one unregistered meanwhile is still
+/// left, one registered again under the same name meanwhile is not handed the other's token.
+/// Never throws.
 void restore(const saved_streams& saved, int device) noexcept {
-  const provider_list& now = *the_registry().list.load(std::memory_order_acquire);
   for (auto it = saved.previous.rbegin(); it != saved.previous.rend(); ++it) {
-    const provider* p = it->by;
-    if (&now != saved.list) {
-      const auto found =
-          std::find_if(now.entries.begin(), now.entries.end(), [&](const provider& q) { return q.name == p->name; });
-      if (found == now.entries.end()) continue;
-      p = &*found;
-    }
+    const provider& p = *it->by;
     if (it->token) {
-      if (p->table.leave != nullptr) (void)p->table.leave(p->table.context, device, it->previous_or_token);
-    } else if (p->table.set != nullptr) {
-      (void)p->table.set(p->table.context, device, it->previous_or_token);
+      (void)p.table.leave(p.table.context, device, it->previous_or_token);
+    } else {
+      (void)p.table.set(p.table.context, device, it->previous_or_token);
     }
   }
 }

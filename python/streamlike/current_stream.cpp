@@ -228,15 +228,28 @@ public:
     return *this;
   }
 
+  use_scope(const use_scope&) = delete;
+  use_scope& operator=(const use_scope&) = delete;
+  ~use_scope() { leak_if_entered(); }
+
   void exit() {
     if (!scope_) return;
     if (thread_ != std::this_thread::get_id()) {
       // Restoring here would change this thread's streams, not those of the thread that entered.
-      (void)scope_.release(); // the entering thread's streams stay set; nothing to do safely
+      leak_if_entered();
       throw std::runtime_error("streamlike.use: the block was left on another thread than the one that entered it; "
-                               "that thread's current streams were not restored");
+                               "that thread's current streams were not restored (its stream is kept alive for good)");
     }
     scope_.reset();
+  }
+
+  /// A block that can no longer be left where it was entered (left on another thread, or collected
+  /// while entered): its stream may still be current in the entering thread's frameworks, so the
+  /// scope is never restored and the stream object is never released (a leak, by design).
+  void leak_if_entered() noexcept {
+    if (!scope_) return;
+    (void)scope_.release();
+    if (object_.is_valid()) object_.inc_ref();
   }
 
   [[nodiscard]] const nb::object& stream() const noexcept { return object_; }
@@ -273,7 +286,11 @@ int use_traverse(PyObject* self, visitproc visit, void* arg) {
 }
 
 int use_clear(PyObject* self) {
-  if (nb::inst_ready(self)) nb::inst_ptr<use_scope>(self)->held().reset();
+  if (nb::inst_ready(self)) {
+    use_scope* block = nb::inst_ptr<use_scope>(self);
+    block->leak_if_entered(); // an entered block's stream outlives the collected cycle
+    block->held().reset();
+  }
   return 0;
 }
 

@@ -363,17 +363,58 @@ TEST_CASE("the C functions register and unregister with result codes") {
   CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
 }
 
-TEST_CASE("a provider unregistered while a scope is open is not restored into") {
+TEST_CASE("restore goes through the provider the scope set: unregistered meanwhile, it is still left") {
   reset_fakes();
   auto fake = table("leaving", 10, &fake_framework::get, &fake_framework::set);
   streamlike::register_current_stream_provider(fake);
+  fake_framework::current[device] = s3.get();
   {
     const streamlike::scoped_current_stream guard{s1, device};
     CHECK(fake_framework::sets == 1);
     CHECK(streamlike::unregister_current_stream_provider("leaving"));
   }
-  CHECK(fake_framework::sets == 1); // not called again on exit
-  CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
+  CHECK(fake_framework::sets == 2); // put back on exit: the framework does not keep the scope's stream
+  CHECK(fake_framework::current[device] == s3.get());
+  CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}}); // and no longer asked
+}
+
+namespace {
+/// Two registrations under one name, each with its own context: which one a leave reaches.
+struct counted_tokens {
+  int leaves = 0;
+  static int get(void*, int32_t, void** stream) {
+    *stream = nullptr;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+  static int enter(void* context, int32_t, void*, void** token) {
+    *token = context; // the token names the registration that made it
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+  static int leave(void* context, int32_t, void* token) {
+    if (token != context) return STREAMLIKE_CURRENT_STREAM_FAILED; // another registration's token
+    ++static_cast<counted_tokens*>(context)->leaves;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+};
+} // namespace
+
+TEST_CASE("a provider registered again under its name while a scope is open: the scope leaves the one it entered") {
+  counted_tokens first_registration;
+  counted_tokens second_registration;
+  auto p = table("again", 10, &counted_tokens::get, nullptr);
+  p.enter = &counted_tokens::enter;
+  p.leave = &counted_tokens::leave;
+  p.context = &first_registration;
+  streamlike::register_current_stream_provider(p);
+  {
+    const streamlike::scoped_current_stream guard{s1, device};
+    CHECK(streamlike::unregister_current_stream_provider("again"));
+    p.context = &second_registration;
+    streamlike::register_current_stream_provider(p);
+  }
+  CHECK(first_registration.leaves == 1);
+  CHECK(second_registration.leaves == 0);
+  CHECK(streamlike::unregister_current_stream_provider("again"));
 }
 
 TEST_CASE("a device below -1 is refused by name") {

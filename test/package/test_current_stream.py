@@ -145,3 +145,81 @@ def test_a_linked_module_sees_use_blocks_in_its_own_cpp_calls(sl, current_module
     with sl.use(FakeStream(0x9000), device=0):
         assert current_module.current_address(0) == 0x9000
     assert current_module.current_address(0) == 0
+
+
+def _on_a_thread(body):
+    """Runs body() on a thread of its own and re-raises what it raised: what a leaked block leaves
+    current stays in that thread's thread-locals."""
+    failure = []
+
+    def run():
+        try:
+            body()
+        except BaseException as e:  # noqa: BLE001 - handed back to the test
+            failure.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    if failure:
+        raise failure[0]
+
+
+def test_a_block_collected_while_entered_keeps_its_stream_current_and_alive(sl):
+    import gc
+    import weakref
+
+    def body():
+        stream = FakeStream(0xA000)
+        alive = weakref.ref(stream)
+        block = sl.use(stream, device=0)
+        block.__enter__()
+        del stream, block
+        gc.collect()
+        # Still current in this thread's frameworks: neither restored elsewhere nor freed.
+        assert alive() is not None
+        assert handle(sl.current_stream(0)) == 0xA000
+
+    _on_a_thread(body)
+
+
+def test_a_block_left_on_another_thread_keeps_its_stream_alive(sl):
+    import gc
+    import weakref
+
+    entered = threading.Event()
+    left = threading.Event()
+    shared = {}
+
+    def body():
+        stream = FakeStream(0xB000)
+        shared["alive"] = weakref.ref(stream)
+        shared["block"] = sl.use(stream, device=0)
+        shared["block"].__enter__()
+        del stream
+        entered.set()
+        left.wait()
+        assert handle(sl.current_stream(0)) == 0xB000  # the entering thread's stream stays set
+
+    def run():
+        try:
+            body()
+        except BaseException as e:  # noqa: BLE001 - handed back to the test
+            shared["failure"] = e
+            entered.set()
+
+    t = threading.Thread(target=run)
+    t.start()
+    entered.wait()
+    try:
+        with pytest.raises(RuntimeError, match="left on another thread"):
+            shared["block"].__exit__(None, None, None)
+        assert handle(sl.current_stream(0)) != 0xB000  # this thread's streams were not changed
+    finally:
+        left.set()
+        t.join()
+    if "failure" in shared:
+        raise shared["failure"]
+    del shared["block"]
+    gc.collect()
+    assert shared["alive"]() is not None

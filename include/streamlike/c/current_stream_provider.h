@@ -45,8 +45,9 @@ typedef struct streamlike_current_stream_provider {
   /* Unique among registered providers, e.g. "torch"; copied at registration. */
   const char* name;
   /* Passed to get and set; the registrant's. Must stay valid while registered, and after
-   * unregistration until no thread can still be inside get or set (in practice: for the life
-   * of the process, as the framework itself). */
+   * unregistration until no thread can still be inside get or set and every scope opened before
+   * it ended (a scope leaves through the provider it set, even unregistered meanwhile); in
+   * practice: for the life of the process, as the framework itself. */
   void* context;
   /* Writes the calling thread's current stream on `device` to *stream. Never NULL. Must be
    * cheap and make no CUDA call that a graph capture forbids (reading a thread-local is the
