@@ -94,9 +94,12 @@ constinit std::atomic<const provider_list*> published{nullptr};
 struct registry {
   std::mutex write;
   std::atomic<const provider_list*>& list = published;
-  // Built-in frameworks: found once, then never looked for again.
+  // Built-in frameworks: found once, then never looked for again. Read and written by the one
+  // thread looking (`looking`).
   bool torch_found = false;
   bool tvm_ffi_found = false;
+  // A look in progress: at most one thread looks; the others go on with the list as it is.
+  std::atomic<bool> looking{false};
   std::atomic<bool> all_found{false};
   std::atomic<unsigned long long> seen_loads{~0ULL}; // dlpi_adds at the last look
   std::atomic<long long> last_tick{-1};              // the coarse clock's tick at the last look
@@ -176,25 +179,41 @@ void look_for_frameworks(registry& r, bool throttled) noexcept {
   }
   const unsigned long long loads = load_count();
   if (loads == r.seen_loads.load(std::memory_order_relaxed)) return;
+  // One looker at a time, and nobody waits for it: a reader that finds a look in progress goes on
+  // with the list published (a framework being found now is seen on a later call).
+  if (r.looking.exchange(true, std::memory_order_acquire)) return;
+  struct end_of_look {
+    registry& r;
+    ~end_of_look() { r.looking.store(false, std::memory_order_release); }
+  } const ending{r};
+  if (loads == r.seen_loads.load(std::memory_order_relaxed)) return;
+  // The frameworks are looked up with no lock of ours held: dlopen(RTLD_NOLOAD) and dlsym take the
+  // loader's lock, and a library's static initializer, run under that lock, may ask for the
+  // current stream (and so for our lock) while we wait for it.
+  struct found_provider {
+    streamlike_current_stream_provider table{};
+    direct_get direct{};
+  };
+  found_provider torch;
+  found_provider tvm_ffi;
+  const bool torch_new = !r.torch_found && providers::find_torch(torch.table, torch.direct);
+  const bool tvm_ffi_new = !r.tvm_ffi_found && providers::find_tvm_ffi(tvm_ffi.table, tvm_ffi.direct);
+  r.torch_found = r.torch_found || torch_new;
+  r.tvm_ffi_found = r.tvm_ffi_found || tvm_ffi_new;
   try {
-    const std::lock_guard<std::mutex> lock(r.write);
-    if (loads == r.seen_loads.load(std::memory_order_relaxed)) return;
+    const std::lock_guard<std::mutex> lock(r.write); // held only to publish: no loader call inside
     std::vector<provider> entries = copy_of(r);
     bool added = false;
-    const auto add = [&](bool& found, bool (*find)(streamlike_current_stream_provider&, direct_get&)) {
-      if (found) return;
-      streamlike_current_stream_provider table{};
-      direct_get direct{};
-      if (!find(table, direct)) return;
-      found = true;
-      const std::string name = table.name;
+    const auto add = [&](bool is_new, const found_provider& f) {
+      if (!is_new) return;
+      const std::string name = f.table.name;
       // A provider registered under the same name by hand (e.g. a test's) keeps its place.
       if (std::any_of(entries.begin(), entries.end(), [&](const provider& p) { return p.name == name; })) return;
-      entries.push_back(provider{table, name, direct});
+      entries.push_back(provider{f.table, name, f.direct});
       added = true;
     };
-    add(r.torch_found, &providers::find_torch);
-    add(r.tvm_ffi_found, &providers::find_tvm_ffi);
+    add(torch_new, torch);
+    add(tvm_ffi_new, tvm_ffi);
     const bool complete = r.torch_found && r.tvm_ffi_found;
     if (complete) r.all_found.store(true, std::memory_order_relaxed);
     // A complete list is published even when nothing was added (a framework found under a name
@@ -202,7 +221,9 @@ void look_for_frameworks(registry& r, bool throttled) noexcept {
     if (added || complete) publish(r, std::move(entries));
     r.seen_loads.store(loads, std::memory_order_relaxed);
   } catch (...) {
-    // Out of memory: look again next time.
+    // Out of memory: the frameworks found are published on a later look.
+    if (torch_new) r.torch_found = false;
+    if (tvm_ffi_new) r.tvm_ffi_found = false;
   }
 }
 

@@ -46,7 +46,7 @@ struct torch_token {
   void* previous;
 };
 
-torch_functions torch_found; // written once, under the registry's lock, before publication
+torch_functions torch_found; // written by the one thread looking, until found; published after
 
 /// The handle torch calls `stream`: torch's default stream is the handle 0 (stream id 0), and the
 /// handle cudaStreamLegacy handed to it would become an external stream of id 1 that every torch

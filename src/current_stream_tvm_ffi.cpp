@@ -23,7 +23,7 @@ struct tvm_functions {
   tvm_set_fn set = nullptr;
 };
 
-tvm_functions tvm_found; // written once, under the registry's lock, before publication
+tvm_functions tvm_found; // written by the one thread looking, until found; published after
 
 int tvm_get(void* context, std::int32_t device, void** stream) {
   *stream = static_cast<const tvm_functions*>(context)->get(dl_cuda, device);
