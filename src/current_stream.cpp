@@ -8,6 +8,7 @@
 #include <streamlike/error.hpp>
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <link.h>
 #include <time.h>
 
@@ -161,6 +162,67 @@ unsigned long long load_count() noexcept {
   return adds;
 }
 
+// --- Watching the loader without its lock -------------------------------------------------------
+// glibc appends every object it loads to the end of its list of loaded objects (struct link_map,
+// <link.h>, reachable from _r_debug). Holding the list's last object as a look saw it, "something
+// was loaded since" is that object's l_next turning non-null: one load and no lock, where the
+// loader's counter (load_count) takes the loader's lock. That is what lets current_stream() skip
+// the look on its fast path whatever set of frameworks is loaded (none, some, all). The watched
+// object is pinned (dlopen RTLD_NOLOAD, one reference never returned), so it is never unloaded
+// under the watch. glibc writes l_next under its lock and the watch reads it without: a read that
+// misses a write only delays the notice to a later call, and the look itself reads under the lock.
+
+/// The last object of the loader's list at the last look, pinned; nullptr: not watching (look).
+constinit std::atomic<const link_map*> watched_last{nullptr};
+
+/// True while nothing was loaded since the last look (as far as a lock-free read can tell).
+inline bool loader_quiet() noexcept {
+  const link_map* last = watched_last.load(std::memory_order_acquire);
+  return last != nullptr && __atomic_load_n(&last->l_next, __ATOMIC_ACQUIRE) == nullptr;
+}
+
+/// The loader's counter and its list's last object, read together under the loader's lock.
+struct loader_state {
+  unsigned long long adds = 0;
+  const link_map* last = nullptr;
+  std::string last_name; // a copy: the object may be unloaded once the lock is released
+};
+
+loader_state read_loader() noexcept {
+  loader_state state;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t size, void* out) -> int {
+        auto& st = *static_cast<loader_state*>(out);
+        if (size >= offsetof(dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds)) st.adds = info->dlpi_adds;
+        const link_map* last = _r_debug.r_map; // the default namespace's list, stable under the lock
+        while (last != nullptr && last->l_next != nullptr) last = last->l_next;
+        if (last != nullptr && last->l_name != nullptr) {
+          try {
+            st.last_name = last->l_name;
+            st.last = last;
+          } catch (...) {
+            st.last = nullptr; // out of memory: no watch, the throttled look serves
+          }
+        }
+        return 1;
+      },
+      &state);
+  return state;
+}
+
+/// Watches `state.last` from now on, when it can be pinned and is still the object read.
+void watch_loader(const loader_state& state) noexcept {
+  if (state.last == nullptr || state.last_name.empty()) return; // the program itself: not pinnable by name
+  void* pinned = dlopen(state.last_name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (pinned == nullptr) return;
+  link_map* object = nullptr;
+  if (dlinfo(pinned, RTLD_DI_LINKMAP, &object) != 0 || object != state.last) {
+    (void)dlclose(pinned); // another object by now: the next look watches
+    return;
+  }
+  watched_last.store(object, std::memory_order_release); // pinned for good
+}
+
 /// The coarse monotonic clock (a few ms per tick, read without a system call), in ticks.
 long long coarse_tick() noexcept {
   timespec now{};
@@ -186,7 +248,8 @@ void look_for_frameworks(registry& r, bool throttled) noexcept {
     registry& r;
     ~end_of_look() { r.looking.store(false, std::memory_order_release); }
   } const ending{r};
-  if (loads == r.seen_loads.load(std::memory_order_relaxed)) return;
+  // The counter and the last object together: a load after this is seen by either.
+  const loader_state loader = read_loader();
   // The frameworks are looked up with no lock of ours held: dlopen(RTLD_NOLOAD) and dlsym take the
   // loader's lock, and a library's static initializer, run under that lock, may ask for the
   // current stream (and so for our lock) while we wait for it.
@@ -219,7 +282,8 @@ void look_for_frameworks(registry& r, bool throttled) noexcept {
     // A complete list is published even when nothing was added (a framework found under a name
     // registered by hand), so that readers stop looking.
     if (added || complete) publish(r, std::move(entries));
-    r.seen_loads.store(loads, std::memory_order_relaxed);
+    r.seen_loads.store(loader.adds, std::memory_order_relaxed);
+    watch_loader(loader);
   } catch (...) {
     // Out of memory: the frameworks found are published on a later look.
     if (torch_new) r.torch_found = false;
@@ -250,10 +314,11 @@ void look_for_frameworks(registry& r, bool throttled) noexcept {
 namespace {
 
 /// providers(), inlined into current_stream(): once every built-in framework is found (the list
-/// says so), the list is all there is to read.
+/// says so), or while the loader loaded nothing since the last look (whatever was found then),
+/// the list is all there is to read.
 inline const provider_list& listed(bool throttled) noexcept {
   const provider_list* list = published.load(std::memory_order_acquire);
-  if (list != nullptr && list->complete) [[likely]]
+  if (list != nullptr && (list->complete || loader_quiet())) [[likely]]
     return *list;
   return providers_looking(throttled);
 }

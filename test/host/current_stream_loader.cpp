@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -58,4 +59,23 @@ TEST_CASE("a library's initializer asks for the current stream while another thr
   looking.join();
   CHECK(loaded.load());
   CHECK(looked.load());
+}
+
+TEST_CASE("a framework loaded after a look is found by current_stream(), which watches the loader without its lock") {
+  (void)streamlike::current_stream(0); // looks if anything was loaded: watched from here on
+  for (const auto& p : streamlike::current_stream_providers()) REQUIRE(p.name != "torch");
+  void* torch = dlopen(FAKE_TORCH, RTLD_NOW | RTLD_GLOBAL);
+  REQUIRE(torch != nullptr);
+  const auto set =
+      reinterpret_cast<std::int32_t (*)(void*, std::int32_t)>(dlsym(torch, "torch_set_current_cuda_stream"));
+  REQUIRE_MESSAGE(static_cast<bool>(set), "the stand-in for libtorch_cuda.so has no setter");
+  void* const stream = reinterpret_cast<void*>(std::uintptr_t{0x5000});
+  REQUIRE(set(stream, 0) == 0);
+  // current_stream() alone (a listing always looks): it notices the load on its own, within a tick
+  // of the coarse clock (a few milliseconds).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (streamlike::current_stream(0).get() != stream && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  CHECK(streamlike::current_stream(0).get() == stream);
+  REQUIRE(set(nullptr, 0) == 0);
 }
