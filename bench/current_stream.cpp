@@ -70,6 +70,7 @@ streamlike_current_stream_provider table(const char* name, std::int32_t priority
                                          int (*set)(void*, std::int32_t, void*)) {
   streamlike_current_stream_provider p{};
   p.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  p.struct_size = sizeof p;
   p.priority = priority;
   p.name = name;
   p.get = get;

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdint>
 #include <memory>
 #include <cstring>
 #include <mutex>
@@ -137,6 +138,7 @@ const provider_list* initial_list(registry& r) {
   if (const provider_list* list = r.list.load(std::memory_order_acquire)) return list;
   streamlike_current_stream_provider own{};
   own.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  own.struct_size = sizeof own;
   own.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE;
   own.get = &own_get;
   own.set = &own_set;
@@ -637,10 +639,24 @@ std::vector<current_stream_answer> current_stream_conflicts(int device) {
 namespace {
 
 void check_provider(const streamlike_current_stream_provider& provider) {
-  if (provider.version != STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION) {
+  constexpr std::uint32_t known = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  if (provider.version == 0) {
+    throw std::invalid_argument("streamlike::register_current_stream_provider: provider version 0 is no version (an "
+                                "unfilled table?); expected 1 to " +
+                                std::to_string(known) + " (STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION)");
+  }
+  if (provider.version > known) {
     throw std::invalid_argument("streamlike::register_current_stream_provider: unknown provider version " +
-                                std::to_string(provider.version) + " (this streamlike knows version " +
-                                std::to_string(STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION) + ")");
+                                std::to_string(provider.version) + "; this streamlike knows versions 1 to " +
+                                std::to_string(known));
+  }
+  // Version 1's table is the whole struct this streamlike knows (later versions add at the end).
+  if (provider.struct_size < sizeof(streamlike_current_stream_provider)) {
+    throw std::invalid_argument("streamlike::register_current_stream_provider: struct_size " +
+                                std::to_string(provider.struct_size) + " is smaller than version " +
+                                std::to_string(provider.version) + "'s table (" +
+                                std::to_string(sizeof(streamlike_current_stream_provider)) +
+                                " bytes): set struct_size = sizeof(streamlike_current_stream_provider)");
   }
   if (provider.name == nullptr || provider.name[0] == '\0')
     throw std::invalid_argument("streamlike::register_current_stream_provider: the provider has no name");
@@ -702,6 +718,16 @@ STREAMLIKE_API int streamlike_current_stream_register(const streamlike_current_s
                                                                   : STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER;
   } catch (...) {
     return STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER;
+  }
+}
+
+STREAMLIKE_API int streamlike_current_stream_get(int32_t device, void** stream) {
+  if (stream == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  try {
+    *stream = streamlike::current_stream(device).get();
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  } catch (...) {
+    return STREAMLIKE_CURRENT_STREAM_FAILED;
   }
 }
 

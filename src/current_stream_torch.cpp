@@ -127,6 +127,7 @@ bool find_torch(streamlike_current_stream_provider& out, current::direct_get& di
   torch_found.delete_guard = function_in<torch_guard_delete_fn>(lib, "aoti_torch_delete_cuda_stream_guard");
   out = streamlike_current_stream_provider{};
   out.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  out.struct_size = sizeof out;
   out.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_TORCH;
   out.name = "torch";
   out.context = &torch_found;

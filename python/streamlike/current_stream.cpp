@@ -140,6 +140,7 @@ void register_cupy_if_loaded() noexcept {
     return;
   streamlike_current_stream_provider table{};
   table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  table.struct_size = sizeof table;
   table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_CUPY;
   table.name = "cupy";
   table.get = &cupy_get;

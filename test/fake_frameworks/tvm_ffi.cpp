@@ -7,11 +7,13 @@ namespace {
 constexpr std::int32_t devices = 64;
 constexpr std::int32_t dl_cuda = 2; // DLDeviceType kDLCUDA
 thread_local void* current[devices] = {};
+thread_local long gets = 0; // TVMFFIEnvGetStream calls on this thread
 } // namespace
 
 #define FAKE_TVM_FFI_API extern "C" __attribute__((visibility("default")))
 
 FAKE_TVM_FFI_API void* TVMFFIEnvGetStream(std::int32_t device_type, std::int32_t device) {
+  ++gets;
   return device_type == dl_cuda && device >= 0 && device < devices ? current[device] : nullptr;
 }
 
@@ -21,3 +23,6 @@ FAKE_TVM_FFI_API int TVMFFIEnvSetStream(std::int32_t device_type, std::int32_t d
   current[device] = stream;
   return 0;
 }
+
+/// Not tvm-ffi's: how many times this thread called TVMFFIEnvGetStream (for the tests).
+FAKE_TVM_FFI_API long fake_tvm_ffi_get_calls() { return gets; }

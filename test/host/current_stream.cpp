@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -96,6 +97,7 @@ streamlike_current_stream_provider table(const char* name, int32_t priority, dec
                                          decltype(&fake_framework::set) set) {
   streamlike_current_stream_provider p{};
   p.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  p.struct_size = sizeof p;
   p.priority = priority;
   p.name = name;
   p.get = get;
@@ -556,4 +558,50 @@ TEST_CASE("inside a scope, a read-only provider's stream from before the scope d
     fake_framework::current[device] = s3.get();
   }
   CHECK(streamlike::current_stream(device) == s3);
+}
+
+TEST_CASE("the provider table is versioned and sized: version 0, a newer version and a short table are refused") {
+  reset_fakes();
+  const auto refused = [](const streamlike_current_stream_provider& p, const char* says) {
+    const auto e = host_test::thrown<std::invalid_argument>([&] { streamlike::register_current_stream_provider(p); });
+    REQUIRE(e.has_value());
+    CHECK_MESSAGE(host_test::contains(e->what(), says), e->what());
+    CHECK(streamlike_current_stream_register(&p) == STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER);
+  };
+  auto p = table("versioned", 10, &fake_framework::get, &fake_framework::set);
+  auto unfilled = p;
+  unfilled.version = 0;
+  refused(unfilled, "provider version 0 is no version");
+  auto newer = p;
+  newer.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION + 1;
+  refused(newer, "knows versions 1 to 1");
+  auto short_table = p;
+  short_table.struct_size = offsetof(streamlike_current_stream_provider, enter);
+  refused(short_table, "is smaller than version 1's table");
+  auto zero_size = p;
+  zero_size.struct_size = 0;
+  refused(zero_size, "struct_size 0");
+  CHECK(provider_names() == std::vector<std::string>{"streamlike"});
+  const registered accepted{p}; // version 1, its own size
+  CHECK(provider_names() == std::vector<std::string>{"versioned", "streamlike"});
+}
+
+TEST_CASE("the C entry point reads the current stream as current_stream() does, and fails by its code") {
+  reset_fakes();
+  void* stream = nullptr;
+  CHECK(streamlike_current_stream_get(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(stream == nullptr);
+  {
+    const streamlike::scoped_current_stream guard{s1, device};
+    CHECK(streamlike_current_stream_get(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK);
+    CHECK(stream == s1.get());
+    stream = nullptr;
+    CHECK(streamlike_current_stream_get(-1, &stream) == STREAMLIKE_CURRENT_STREAM_OK); // the current device: 0
+    CHECK(stream == s1.get());
+    void* untouched = s3.get();
+    CHECK(streamlike_current_stream_get(host_test::fake_devices, &untouched) == STREAMLIKE_CURRENT_STREAM_FAILED);
+    CHECK(streamlike_current_stream_get(-2, &untouched) == STREAMLIKE_CURRENT_STREAM_FAILED);
+    CHECK(untouched == s3.get());
+    CHECK(streamlike_current_stream_get(device, nullptr) == STREAMLIKE_CURRENT_STREAM_FAILED);
+  }
 }

@@ -77,6 +77,7 @@ TEST_CASE("a stream other than the current one is reported once per call site, n
   const checking on;
   streamlike_current_stream_provider framework{};
   framework.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  framework.struct_size = sizeof framework;
   framework.priority = 10;
   framework.name = "framework";
   framework.get = &framework_get;

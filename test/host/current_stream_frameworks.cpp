@@ -223,3 +223,23 @@ TEST_CASE("a scope leaves the current device alone, entering and leaving, with t
   REQUIRE(cudaSetDevice(0) == cudaSuccess);
   reset_frameworks();
 }
+
+TEST_CASE("tvm-ffi: a scope enters with TVMFFIEnvSetStream's out-parameter (no read) on kDLCUDA, and leaves") {
+  require_setup();
+  void* tvm = dlopen(FAKE_TVM_FFI, RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(tvm != nullptr);
+  const auto get_calls = reinterpret_cast<long (*)()>(dlsym(tvm, "fake_tvm_ffi_get_calls"));
+  REQUIRE(static_cast<bool>(get_calls));
+  const stream_view before = host_test::fake_cuda_stream(0);
+  const stream_view s = host_test::fake_cuda_stream(0);
+  set_tvm(0, before.get());
+  const long reads = get_calls();
+  {
+    const streamlike::scoped_current_stream scope{s, 0};
+    CHECK(get_calls() == reads); // the original came back through the out-parameter
+    CHECK(tvm_current(0) == s.get());
+    CHECK(fw().tvm_get(dl_cuda + 1, 0) == nullptr); // another device type: untouched
+  }
+  CHECK(tvm_current(0) == before.get());
+  reset_frameworks();
+}

@@ -18,7 +18,10 @@
 extern "C" {
 #endif
 
-/* The version of streamlike_current_stream_provider a registrant fills in. */
+/* The version of streamlike_current_stream_provider a registrant fills in. Registration accepts
+ * every version from 1 to the one it knows (a table of an older version keeps working when
+ * streamlike grows), refuses 0 (an unfilled table) and newer ones. A later version only adds
+ * fields at the end, and struct_size says how much of the table the registrant filled. */
 #define STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION 1
 
 /* What get and set return. */
@@ -39,9 +42,13 @@ extern "C" {
  * streamlike scope is seen. */
 #define STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE INT32_MAX
 
+/* Every function of a provider (get, set, enter, leave) is called from C and must not throw (a C++
+ * implementation catches everything and returns STREAMLIKE_CURRENT_STREAM_FAILED), must not call
+ * back into streamlike's registration, and must not block on another thread. */
 typedef struct streamlike_current_stream_provider {
-  uint32_t version; /* STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION */
-  int32_t priority; /* lower is asked first; equal priorities: the earlier registration first */
+  uint32_t version;     /* STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION */
+  uint32_t struct_size; /* sizeof(streamlike_current_stream_provider) as the registrant compiled it */
+  int32_t priority;     /* lower is asked first; equal priorities: the earlier registration first */
   /* Unique among registered providers, e.g. "torch"; copied at registration. */
   const char* name;
   /* Passed to get and set; the registrant's. Must stay valid while registered, and after
@@ -69,8 +76,9 @@ typedef struct streamlike_current_stream_provider {
 /* Results of register/unregister. */
 #define STREAMLIKE_CURRENT_STREAM_REGISTERED 0
 #define STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER \
-  1                                            /* NULL, no name, no get, an unknown version, or
-                                                    only one of enter and leave */
+  1                                            /* NULL, no name, no get, version 0 or newer than
+                                                    known, a struct_size smaller than its version's
+                                                    table, or only one of enter and leave */
 #define STREAMLIKE_CURRENT_STREAM_NAME_TAKEN 2 /* a provider of that name is registered */
 #define STREAMLIKE_CURRENT_STREAM_NOT_FOUND 3  /* unregister: no provider of that name */
 
@@ -80,6 +88,13 @@ int streamlike_current_stream_register(const streamlike_current_stream_provider*
 /* Removes the provider named `name`. Thread-safe; a thread already inside its get or set
  * finishes the call (see `context`). */
 int streamlike_current_stream_unregister(const char* name);
+
+/* The calling thread's current stream on `device` (-1: the thread's current device), as
+ * streamlike::current_stream() answers it, written to *stream. Returns STREAMLIKE_CURRENT_STREAM_OK,
+ * or STREAMLIKE_CURRENT_STREAM_FAILED (stream NULL, a device below -1 or one the process does not
+ * have, the current device unreadable); *stream is left alone then. Never blocks, makes no CUDA
+ * call a graph capture forbids. */
+int streamlike_current_stream_get(int32_t device, void** stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -137,6 +137,7 @@ inline bool link_package_current_stream() {
   if (detail::package_current_stream() == nullptr) return false;
   streamlike_current_stream_provider table{};
   table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  table.struct_size = sizeof table;
   table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE - 1;
   table.name = "streamlike-package";
   table.get = &detail::package_provider_get;
