@@ -731,6 +731,24 @@ STREAMLIKE_API int streamlike_current_stream_get(int32_t device, void** stream) 
   }
 }
 
+STREAMLIKE_API int streamlike_current_stream_set(int32_t device, void* stream, void** token) {
+  if (token == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  try {
+    const streamlike::stream_view view{static_cast<cudaStream_t>(stream)};
+    *token =
+        device < 0 ? new streamlike::scoped_current_stream(view) : new streamlike::scoped_current_stream(view, device);
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  } catch (...) {
+    return STREAMLIKE_CURRENT_STREAM_FAILED;
+  }
+}
+
+STREAMLIKE_API int streamlike_current_stream_restore(void* token) {
+  if (token == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  delete static_cast<streamlike::scoped_current_stream*>(token); // the scope's end (never throws)
+  return STREAMLIKE_CURRENT_STREAM_OK;
+}
+
 STREAMLIKE_API int streamlike_current_stream_unregister(const char* name) {
   if (name == nullptr) return STREAMLIKE_CURRENT_STREAM_NOT_FOUND;
   try {
@@ -739,6 +757,14 @@ STREAMLIKE_API int streamlike_current_stream_unregister(const char* name) {
   } catch (...) {
     return STREAMLIKE_CURRENT_STREAM_NOT_FOUND;
   }
+}
+
+STREAMLIKE_API const streamlike_current_stream_api* streamlike_current_stream_api_table(void) {
+  static constexpr streamlike_current_stream_api table = {
+      STREAMLIKE_CURRENT_STREAM_API_VERSION, sizeof(streamlike_current_stream_api), &streamlike_current_stream_get,
+      &streamlike_current_stream_set,        &streamlike_current_stream_restore,    &streamlike_current_stream_register,
+      &streamlike_current_stream_unregister};
+  return &table;
 }
 
 } // extern "C"

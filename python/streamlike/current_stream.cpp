@@ -195,16 +195,6 @@ PyObject* py_current_stream(PyObject*, PyObject* const* args, Py_ssize_t nargsf,
   return streamlike_package::new_view(*current, nullptr, "current");
 }
 
-/// The capsule's get: streamlike::current_stream() of this copy (GIL held by the caller).
-int package_get(void*, int32_t device, void** stream) {
-  try {
-    *stream = streamlike::current_stream(device).get();
-    return STREAMLIKE_CURRENT_STREAM_OK;
-  } catch (...) {
-    return STREAMLIKE_CURRENT_STREAM_FAILED;
-  }
-}
-
 // --- use ---------------------------------------------------------------------------------------
 
 /// `with streamlike.use(stream, device=None):` a scoped_current_stream entered and left from
@@ -360,8 +350,11 @@ void bind_current_stream(nb::module_& m) {
       "current_stream_check_enabled", []() { return streamlike::current_stream_check_enabled(); },
       "Whether the current-stream check is on.");
 
-  static const streamlike::python::package_current_stream_api api{1, &package_get};
-  m.attr("_current_stream_api") = nb::capsule(&api, streamlike::python::package_current_stream_capsule);
+  // This copy's C table (streamlike/c/current_stream_provider.h): other modules and frameworks
+  // read, set and register through it (CuPy's provider and the use blocks live in this copy).
+  m.attr("_current_stream_api") =
+      nb::capsule(const_cast<streamlike_current_stream_api*>(streamlike_current_stream_api_table()),
+                  streamlike::python::package_current_stream_capsule);
 }
 
 } // namespace streamlike_package

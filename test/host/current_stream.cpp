@@ -605,3 +605,35 @@ TEST_CASE("the C entry point reads the current stream as current_stream() does, 
     CHECK(streamlike_current_stream_get(device, nullptr) == STREAMLIKE_CURRENT_STREAM_FAILED);
   }
 }
+
+TEST_CASE("the C table sets, reads and restores, and registers and unregisters, as the C functions do") {
+  reset_fakes();
+  const streamlike_current_stream_api* api = streamlike_current_stream_api_table();
+  REQUIRE(api != nullptr);
+  CHECK(api->version == STREAMLIKE_CURRENT_STREAM_API_VERSION);
+  CHECK(api->struct_size == sizeof(streamlike_current_stream_api));
+  const auto p = table("through-table", 10, &fake_framework::get, &fake_framework::set);
+  REQUIRE(api->register_provider(&p) == STREAMLIKE_CURRENT_STREAM_REGISTERED);
+  fake_framework::current[device] = s3.get();
+  void* token = nullptr;
+  REQUIRE(api->set(device, s1.get(), &token) == STREAMLIKE_CURRENT_STREAM_OK);
+  void* inside = nullptr;
+  CHECK(api->get(device, &inside) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(inside == s1.get());
+  CHECK(fake_framework::current[device] == s1.get());
+  void* nested = nullptr;
+  REQUIRE(api->set(-1, s2.get(), &nested) == STREAMLIKE_CURRENT_STREAM_OK); // -1: the stream's own device
+  CHECK(streamlike::current_stream(device) == s2);
+  CHECK(api->restore(nested) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(api->restore(token) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(fake_framework::current[device] == s3.get());
+  void* refused = nullptr;
+  CHECK(api->set(host_test::fake_devices, s1.get(), &refused) == STREAMLIKE_CURRENT_STREAM_FAILED);
+  CHECK(api->set(1, s1.get(), &refused) == STREAMLIKE_CURRENT_STREAM_FAILED); // s1 is device 0's
+  CHECK(api->set(device, s1.get(), nullptr) == STREAMLIKE_CURRENT_STREAM_FAILED);
+  CHECK(refused == nullptr);
+  CHECK(fake_framework::current[device] == s3.get());
+  CHECK(api->restore(nullptr) == STREAMLIKE_CURRENT_STREAM_FAILED);
+  CHECK(api->unregister_provider("through-table") == STREAMLIKE_CURRENT_STREAM_REGISTERED);
+  CHECK(api->unregister_provider("through-table") == STREAMLIKE_CURRENT_STREAM_NOT_FOUND);
+}

@@ -26,6 +26,18 @@ def sl(streamlike):
     return streamlike
 
 
+@pytest.fixture
+def without_cuda(sl):
+    """Skips where a CUDA device is usable: a scope asks its stream's device (a stream is made
+    current only on its own device), which the fake handles here do not have; without a driver or
+    device the device is taken as given. gpu_current_stream.py covers real streams."""
+    try:
+        sl.current_stream()
+    except Exception:  # noqa: BLE001 - no driver or no device: the fakes never reach CUDA
+        return
+    pytest.skip("a CUDA device is usable: scopes would ask the fake handles' device")
+
+
 def handle(view):
     return view.__cuda_stream__()[1]
 
@@ -38,6 +50,7 @@ def test_without_a_scope_the_current_stream_is_the_default_one(sl):
     assert sl.current_stream(device=0) == view
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_use_makes_a_stream_current_and_restores_it(sl):
     before = handle(sl.current_stream(0))
     with sl.use(FakeStream(0x1000), device=0) as block:
@@ -50,6 +63,7 @@ def test_use_makes_a_stream_current_and_restores_it(sl):
     assert handle(sl.current_stream(0)) == before
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_use_restores_when_an_exception_leaves_the_block(sl):
     before = handle(sl.current_stream(0))
     with pytest.raises(KeyError):
@@ -58,6 +72,7 @@ def test_use_restores_when_an_exception_leaves_the_block(sl):
     assert handle(sl.current_stream(0)) == before
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_another_thread_does_not_see_this_threads_block(sl):
     seen = []
     with sl.use(FakeStream(0x4000), device=0):
@@ -68,6 +83,7 @@ def test_another_thread_does_not_see_this_threads_block(sl):
     assert seen and seen[0] != 0x4000
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_a_block_is_entered_once(sl):
     block = sl.use(FakeStream(0x5000), device=0)
     with block:
@@ -88,6 +104,7 @@ def test_bad_arguments_are_refused_by_name(sl):
         sl.current_stream(0, 1)
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_conflicts_are_empty_when_one_provider_answers(sl):
     assert sl.current_stream_conflicts(0) == []
     with sl.use(FakeStream(0x7000), device=0):
@@ -124,6 +141,7 @@ def current_module(sl):
     return importlib.import_module("streamlike_current_nb_test")
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_a_module_sees_use_blocks_through_the_package(sl, current_module):
     # The module has its own copy of libstreamlike and no framework is loaded: its stream_or_current
     # parameter asks the package when its own copy names no stream. It asks on the current device.
@@ -136,6 +154,7 @@ def test_a_module_sees_use_blocks_through_the_package(sl, current_module):
         assert current_module.stream_arg() == (0x8000, True)
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_a_linked_module_sees_use_blocks_in_its_own_cpp_calls(sl, current_module):
     assert current_module.link_package()
     assert current_module.link_package()  # twice: still one provider
@@ -165,6 +184,7 @@ def _on_a_thread(body):
         raise failure[0]
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_a_block_collected_while_entered_keeps_its_stream_current_and_alive(sl):
     import gc
     import weakref
@@ -183,6 +203,7 @@ def test_a_block_collected_while_entered_keeps_its_stream_current_and_alive(sl):
     _on_a_thread(body)
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_a_block_left_on_another_thread_keeps_its_stream_alive(sl):
     import gc
     import weakref
@@ -223,3 +244,27 @@ def test_a_block_left_on_another_thread_keeps_its_stream_alive(sl):
     del shared["block"]
     gc.collect()
     assert shared["alive"]() is not None
+
+
+def test_a_framework_joins_the_package_from_c_through_its_capsule(sl, current_module):
+    # The capsule's table (streamlike/c/current_stream_provider.h) is versioned and sized.
+    version, size = current_module.package_table_size()
+    assert version >= 1 and size >= 2 * 4 + 5 * 8, (version, size)  # two words, five functions
+    assert current_module.join_package(True, 0xC000) == 0  # registered
+    try:
+        assert "module-framework" in sl.current_stream_providers()
+        assert handle(sl.current_stream(0)) == 0xC000  # the package asks it now
+        assert current_module.join_package(True, 0xC000) == 2  # the name is taken
+    finally:
+        assert current_module.join_package(False, 0) == 0
+    assert "module-framework" not in sl.current_stream_providers()
+    assert handle(sl.current_stream(0)) in (0, 1)
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_a_stream_is_set_and_restored_in_the_package_from_c(sl, current_module):
+    status, inside, after = current_module.set_in_package(0, 0xD000)
+    assert status == 0
+    assert inside == 0xD000
+    assert after in (0, 1)
+    assert handle(sl.current_stream(0)) in (0, 1)

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,59 @@ inline std::vector<std::pair<std::string, std::uintptr_t>> conflicts(int device)
   std::vector<std::pair<std::string, std::uintptr_t>> out;
   for (const auto& a : streamlike::current_stream_conflicts(device)) out.emplace_back(a.provider, address_of(a.stream));
   return out;
+}
+
+/// Another framework joining the package's registry from C, through its capsule's table: a
+/// provider answering a thread-local handle (`module_framework_stream`, 0 until set).
+inline thread_local void* module_framework_stream = nullptr;
+
+inline int module_framework_get(void*, int32_t, void** stream) {
+  *stream = module_framework_stream;
+  return STREAMLIKE_CURRENT_STREAM_OK;
+}
+
+/// The package's table (streamlike/c/current_stream_provider.h), or nullptr where the package is
+/// not loaded. GIL held (from Python).
+inline const streamlike_current_stream_api* package_table() {
+  return streamlike::python::detail::package_current_stream();
+}
+
+/// (version, struct_size) of the package's table; (0, 0) without the package.
+inline std::pair<unsigned, unsigned> package_table_size() {
+  const auto* api = package_table();
+  return api != nullptr ? std::pair<unsigned, unsigned>{api->version, api->struct_size}
+                        : std::pair<unsigned, unsigned>{};
+}
+
+/// Registers (true) or unregisters (false) the module's framework in the package, answering
+/// `address` on this thread; the table's result code.
+inline int join_package(bool join, std::uintptr_t address) {
+  const auto* api = package_table();
+  if (api == nullptr) return -1;
+  module_framework_stream = reinterpret_cast<void*>(address); // NOLINT(performance-no-int-to-ptr)
+  if (!join) return api->unregister_provider("module-framework");
+  streamlike_current_stream_provider table{};
+  table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  table.struct_size = sizeof table;
+  table.priority = 150;
+  table.name = "module-framework";
+  table.get = &module_framework_get;
+  return api->register_provider(&table);
+}
+
+/// Through the package's table: sets `address` current on `device`, reads the package's current
+/// stream, restores, reads again: (status of set, inside, after).
+inline std::tuple<int, std::uintptr_t, std::uintptr_t> set_in_package(int device, std::uintptr_t address) {
+  const auto* api = package_table();
+  if (api == nullptr) return {-1, 0, 0};
+  void* token = nullptr;
+  const int status = api->set(device, reinterpret_cast<void*>(address), &token); // NOLINT(performance-no-int-to-ptr)
+  void* inside = nullptr;
+  (void)api->get(device, &inside);
+  if (status == STREAMLIKE_CURRENT_STREAM_OK) (void)api->restore(token);
+  void* after = nullptr;
+  (void)api->get(device, &after);
+  return {status, reinterpret_cast<std::uintptr_t>(inside), reinterpret_cast<std::uintptr_t>(after)};
 }
 
 /// What a stream_or_current parameter received: (address, whether it was the current stream).
@@ -115,6 +169,9 @@ void bind_common(Module& m) {
   m.def("time_current_stream", &time_current_stream);
   m.def("time_scope", &time_scope);
   m.def("link_package", &streamlike::python::link_package_current_stream);
+  m.def("package_table_size", &package_table_size);
+  m.def("join_package", &join_package);
+  m.def("set_in_package", &set_in_package);
 }
 
 } // namespace current_test

@@ -3,6 +3,7 @@
 #include <streamlike/python/nanobind_current_stream.hpp>
 
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 

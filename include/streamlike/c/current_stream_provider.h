@@ -96,6 +96,39 @@ int streamlike_current_stream_unregister(const char* name);
  * call a graph capture forbids. */
 int streamlike_current_stream_get(int32_t device, void** stream);
 
+/* Makes `stream` current on `device` (-1: the stream's own device; the current one for the
+ * default streams) in every provider that can set it, as streamlike::scoped_current_stream does,
+ * and writes to *token what streamlike_current_stream_restore takes to put every provider back.
+ * Restore each token once, on the thread that set it, in reverse order of the sets. Returns
+ * STREAMLIKE_CURRENT_STREAM_OK, or STREAMLIKE_CURRENT_STREAM_FAILED (token NULL, a device the
+ * process does not have, a stream of another device, a provider failing: nothing stays set). */
+int streamlike_current_stream_set(int32_t device, void* stream, void** token);
+/* Puts back what the set that made `token` found; STREAMLIKE_CURRENT_STREAM_FAILED for NULL. */
+int streamlike_current_stream_restore(void* token);
+
+/* The functions above as one table, so that a framework reaches a copy of streamlike it does not
+ * link: the streamlike Python package exports its copy's table in a PyCapsule named
+ * STREAMLIKE_CURRENT_STREAM_API_CAPSULE, attribute `_current_stream_api` of the module
+ * `streamlike._streamlike` (PyCapsule_Import(STREAMLIKE_CURRENT_STREAM_API_CAPSULE, 0)), where its
+ * `use` blocks and CuPy's provider live. Versioned and sized like the provider table: a reader
+ * checks version >= 1 and struct_size >= the end of the last field it calls (later versions only
+ * append). The package's functions need the GIL held (CuPy's provider runs Python). */
+#define STREAMLIKE_CURRENT_STREAM_API_VERSION 1
+#define STREAMLIKE_CURRENT_STREAM_API_CAPSULE "streamlike._streamlike._current_stream_api"
+
+typedef struct streamlike_current_stream_api {
+  uint32_t version;     /* STREAMLIKE_CURRENT_STREAM_API_VERSION */
+  uint32_t struct_size; /* sizeof(streamlike_current_stream_api) of the exporter */
+  int (*get)(int32_t device, void** stream);                          /* streamlike_current_stream_get */
+  int (*set)(int32_t device, void* stream, void** token);             /* streamlike_current_stream_set */
+  int (*restore)(void* token);                                        /* streamlike_current_stream_restore */
+  int (*register_provider)(const streamlike_current_stream_provider*); /* streamlike_current_stream_register */
+  int (*unregister_provider)(const char* name);                       /* streamlike_current_stream_unregister */
+} streamlike_current_stream_api;
+
+/* This copy of libstreamlike's table (never NULL, valid for the life of the process). */
+const streamlike_current_stream_api* streamlike_current_stream_api_table(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

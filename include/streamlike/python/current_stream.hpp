@@ -46,17 +46,12 @@ struct stream_or_current {
   constexpr operator stream_view() const noexcept { return view; }
 };
 
-/// The capsule the streamlike package exports (`streamlike._streamlike._current_stream_api`): its
-/// copy of libstreamlike's current-stream answer, with the package's `use` scopes and CuPy's
-/// provider in it.
-struct package_current_stream_api {
-  unsigned version; // 1
-  /// streamlike::current_stream(device) in the package (device: -1 for the current one); needs
-  /// the GIL; a streamlike_current_stream_provider get function (context unused).
-  int (*get)(void* context, int32_t device, void** stream);
-};
+/// The table the streamlike package exports in the capsule `streamlike._streamlike._current_stream_api`
+/// (streamlike/c/current_stream_provider.h): its copy of libstreamlike's current stream, with the
+/// package's `use` scopes and CuPy's provider in it, reachable from C.
+using package_current_stream_api = streamlike_current_stream_api;
 
-inline constexpr const char* package_current_stream_capsule = "streamlike._streamlike._current_stream_api";
+inline constexpr const char* package_current_stream_capsule = STREAMLIKE_CURRENT_STREAM_API_CAPSULE;
 
 namespace detail {
 
@@ -68,7 +63,8 @@ namespace detail {
   PyObject* modules = PyImport_GetModuleDict(); // borrowed
   if (modules == nullptr || PyDict_GetItemString(modules, "streamlike._streamlike") == nullptr) return nullptr;
   auto* api = static_cast<const package_current_stream_api*>(PyCapsule_Import(package_current_stream_capsule, 0));
-  if (api == nullptr || api->version != 1) {
+  // Version 1's fields, all of which this header calls; a later version only appends.
+  if (api == nullptr || api->version < 1 || api->struct_size < sizeof(package_current_stream_api)) {
     PyErr_Clear();
     return nullptr;
   }
@@ -83,7 +79,7 @@ namespace detail {
   if (!mine.is_default()) return mine;
   if (const package_current_stream_api* api = package_current_stream()) {
     void* theirs = nullptr;
-    if (api->get(nullptr, -1, &theirs) == STREAMLIKE_CURRENT_STREAM_OK && theirs != nullptr)
+    if (api->get(-1, &theirs) == STREAMLIKE_CURRENT_STREAM_OK && theirs != nullptr)
       return stream_view{static_cast<cudaStream_t>(theirs)};
   }
   return mine;
@@ -98,7 +94,7 @@ inline int package_provider_get(void*, int32_t device, void** stream) {
   const package_current_stream_api* api = package_current_stream();
   if (api == nullptr) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
   inside = true;
-  const int status = api->get(nullptr, device, stream);
+  const int status = api->get(device, stream);
   inside = false;
   return status;
 }
