@@ -268,3 +268,101 @@ def test_a_stream_is_set_and_restored_in_the_package_from_c(sl, current_module):
     assert inside == 0xD000
     assert after in (0, 1)
     assert handle(sl.current_stream(0)) in (0, 1)
+
+
+# --- CuPy's provider, against a stand-in for the cupy module ------------------------------------
+# These run last: once `cupy` is in sys.modules the package registers CuPy's provider for the rest
+# of the process (the stand-in then stays in sys.modules).
+
+
+class _FakeCupyStream:
+    """cupy.cuda.Stream as the provider uses it: `ptr`, `device_id`, `use()` making it current
+    on this thread for its device."""
+
+    def __init__(self, ptr, device_id=0):
+        self.ptr = ptr
+        self.device_id = device_id
+
+    def use(self):
+        _fake_cupy_current.__dict__[self.device_id] = self
+        return self
+
+
+class _FakeExternalStream(_FakeCupyStream):
+    pass
+
+
+_fake_cupy_current = threading.local()
+
+
+def _fake_get_current_stream(device_id=None):
+    return _fake_cupy_current.__dict__.get(device_id or 0, _FakeCupyStream.null)
+
+
+_FakeCupyStream.null = _FakeCupyStream(0)
+
+
+@pytest.fixture
+def fake_cupy(sl):
+    import sys
+    import types
+
+    cuda = sys.modules.get("cupy.cuda")
+    if cuda is None:
+        cuda = types.ModuleType("cupy.cuda")
+        cuda.Stream = _FakeCupyStream
+        cuda.ExternalStream = _FakeExternalStream
+        cuda.get_current_stream = _fake_get_current_stream
+        cupy = types.ModuleType("cupy")
+        cupy.cuda = cuda
+        sys.modules["cupy"] = cupy
+        sys.modules["cupy.cuda"] = cuda
+    assert cuda.get_current_stream is _fake_get_current_stream, "the real CuPy is loaded"
+    assert "cupy" in sl.current_stream_providers()
+    return cuda
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_cupy_gets_back_its_very_stream_object_and_keeps_nothing_alive(sl, fake_cupy):
+    import gc
+    import weakref
+
+    mine = _FakeCupyStream(0xE000).use()  # the caller's own CuPy stream
+    seen = []
+    with sl.use(FakeStream(0xE100), device=0):
+        inside = fake_cupy.get_current_stream(0)
+        assert isinstance(inside, _FakeExternalStream) and inside.ptr == 0xE100
+        scope_object = weakref.ref(inside)
+        del inside
+        # 70 distinct CuPy streams current in turn inside the block, each read by streamlike.
+        for i in range(70):
+            s = _FakeCupyStream(0xF000 + i).use()
+            assert handle(sl.current_stream(0)) == 0xF000 + i
+            seen.append(weakref.ref(s))
+            del s
+        _FakeCupyStream(0xE100).use()
+    assert fake_cupy.get_current_stream(0) is mine  # the very object, not a stream of its handle
+    gc.collect()
+    assert scope_object() is None  # the scope's object did not outlive the scope
+    assert all(r() is None for r in seen)  # nor did any stream streamlike read
+    _FakeCupyStream.null.use()
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_cupy_is_handed_its_null_stream_for_the_legacy_default_stream(sl, fake_cupy):
+    before = _FakeCupyStream(0xE200).use()
+    with sl.use(FakeStream(0), device=0):  # (0, 0): the legacy default stream
+        assert fake_cupy.get_current_stream(0) is _FakeCupyStream.null
+    assert fake_cupy.get_current_stream(0) is before
+    _FakeCupyStream.null.use()
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_cupy_block_inside_use_wins_whatever_it_names(sl, fake_cupy):
+    with sl.use(FakeStream(0xE300), device=0):
+        assert handle(sl.current_stream(0)) == 0xE300
+        outer = fake_cupy.get_current_stream(0)
+        _FakeCupyStream.null.use()  # with cupy.cuda.Stream.null: inside the block
+        assert handle(sl.current_stream(0)) in (0, 1)
+        outer.use()
+        assert handle(sl.current_stream(0)) == 0xE300

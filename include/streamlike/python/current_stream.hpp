@@ -55,6 +55,17 @@ inline constexpr const char* package_current_stream_capsule = STREAMLIKE_CURRENT
 
 namespace detail {
 
+/// Whether the calling thread can call Python now: it has an attached thread state (it holds the
+/// GIL; in the free-threaded build, it is attached). Not PyGILState_Check, which answers 1 for every
+/// thread once a subinterpreter exists. Never takes the GIL.
+[[nodiscard]] inline bool thread_can_call_python() noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked() != nullptr;
+#else
+  return _PyThreadState_UncheckedGet() != nullptr;
+#endif
+}
+
 /// The package's API, or nullptr when the package is not loaded (never imports it: only a
 /// module already in sys.modules is asked). Cached once found. Needs the GIL.
 [[nodiscard]] inline const package_current_stream_api* package_current_stream() noexcept {
@@ -88,7 +99,7 @@ namespace detail {
 /// The package's answer as a provider of this module's copy (link_package_current_stream). Needs
 /// the GIL (else: unavailable); never asks the package from inside the package's own answer.
 inline int package_provider_get(void*, int32_t device, void** stream) {
-  if (PyGILState_Check() == 0) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  if (!thread_can_call_python()) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
   static thread_local bool inside = false; // the package's copy may be this very copy
   if (inside) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
   const package_current_stream_api* api = package_current_stream();
