@@ -98,6 +98,9 @@ inline std::tuple<int, std::uintptr_t, std::uintptr_t> set_in_package(int device
   return {status, reinterpret_cast<std::uintptr_t>(inside), reinterpret_cast<std::uintptr_t>(after)};
 }
 
+/// What a plain stream_view parameter received, as an address.
+inline std::uintptr_t view_arg(stream_view s) { return address_of(s); }
+
 /// What a stream_or_current parameter received: (address, whether it was the current stream).
 inline std::pair<std::uintptr_t, bool> stream_arg(stream_or_current s) { return {address_of(s.view), s.was_current}; }
 
@@ -170,6 +173,7 @@ void bind_common(Module& m) {
   m.def("time_scope", &time_scope);
   m.def("link_package", &streamlike::python::link_package_current_stream);
   m.def("package_table_size", &package_table_size);
+  m.def("view_arg", &view_arg);
   m.def("join_package", &join_package);
   m.def("set_in_package", &set_in_package);
 }

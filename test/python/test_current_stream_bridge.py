@@ -71,6 +71,16 @@ def test_no_stream_means_the_current_one(current, how):
             call()
 
 
+def test_current_given_to_a_plain_stream_parameter_is_the_current_stream(current):
+    # Any stream argument read by the casters takes the sentinel, not only stream_or_current.
+    if _device_present(current):
+        assert current.view_arg(CurrentStream()) == current.current_address(-1)
+    else:
+        with pytest.raises(RuntimeError, match="current_stream: cudaGetDevice"):
+            current.view_arg(CurrentStream())
+    assert current.view_arg(FakeStream(0x4321)) == 0x4321
+
+
 def test_an_object_only_named_like_the_sentinel_is_not_it(current):
     class CurrentStream:  # same name, no marker attribute
         pass
