@@ -366,3 +366,15 @@ def test_cupy_block_inside_use_wins_whatever_it_names(sl, fake_cupy):
         assert handle(sl.current_stream(0)) in (0, 1)
         outer.use()
         assert handle(sl.current_stream(0)) == 0xE300
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_a_cpp_scope_in_a_linked_module_sets_cupy_and_the_package_too(sl, fake_cupy, current_module):
+    assert current_module.link_package()
+    before = _FakeCupyStream(0xE400).use()
+    seen = current_module.call_inside_scope(
+        FakeStream(0xE500), lambda: (fake_cupy.get_current_stream(0).ptr, handle(sl.current_stream(0)))
+    )
+    assert seen == (0xE500, 0xE500)  # CuPy and the package's current_stream() see the C++ scope
+    assert fake_cupy.get_current_stream(0) is before
+    _FakeCupyStream.null.use()

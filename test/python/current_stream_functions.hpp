@@ -132,6 +132,14 @@ inline std::uintptr_t current_inside_scope(stream_or_current s) {
   return address_of(streamlike::current_stream(scope.device()));
 }
 
+/// Makes `stream` current on device 0 with scoped_current_stream in C++ and calls `inside()`
+/// (Python: what the frameworks see there) within the scope; returns its result.
+template <class Object>
+Object call_inside_scope(stream_or_current s, const Object& inside) {
+  const streamlike::scoped_current_stream scope{s.view, 0};
+  return inside();
+}
+
 inline void set_check(bool on) { streamlike::set_current_stream_check(on); }
 
 // For bench/python/bench_current_stream.py: C++ loops timed in C++, so that a Python call's own

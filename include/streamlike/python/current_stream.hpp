@@ -68,9 +68,11 @@ namespace detail {
 /// Registers the streamlike package's answer as a current-stream provider of this module's copy of
 /// libstreamlike ("streamlike-package", asked just before streamlike's own), so that C++ code that
 /// calls streamlike::current_stream() in this module also sees `with streamlike.use(...)` blocks
-/// and CuPy's current stream, which live in the package's copy. Call it from the module's init,
-/// after importing streamlike (GIL held). False when the package is not loaded; true when linked
-/// (also when it already was). The provider answers only on threads holding the GIL.
+/// and CuPy's current stream, which live in the package's copy, and so that a
+/// scoped_current_stream of this module sets them too (CuPy included). Call it from the module's
+/// init, after importing streamlike (GIL held). False when the package is not loaded; true when
+/// linked (also when it already was). The provider answers, enters and leaves only on threads that
+/// can call Python (an attached thread state); elsewhere it is skipped.
 inline bool link_package_current_stream() {
   if (detail::package_current_stream() == nullptr) return false;
   streamlike_current_stream_provider table{};
@@ -79,6 +81,8 @@ inline bool link_package_current_stream() {
   table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE - 1;
   table.name = "streamlike-package";
   table.get = &detail::package_provider_get;
+  table.enter = &detail::package_provider_enter;
+  table.leave = &detail::package_provider_leave;
   for (const auto& p : streamlike::current_stream_providers())
     if (p.name == table.name) return true;
   streamlike::register_current_stream_provider(table);

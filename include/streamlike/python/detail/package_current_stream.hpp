@@ -68,15 +68,40 @@ namespace detail {
 
 /// The package's answer as a provider of this module's copy (link_package_current_stream). Needs
 /// the GIL (else: unavailable); never asks the package from inside the package's own answer.
+/// Set while this thread is inside a call into the package's table: the package's copy may be
+/// this very copy, whose provider must not call itself.
+inline thread_local bool inside_package_call = false;
+
 inline int package_provider_get(void*, int32_t device, void** stream) {
-  if (!thread_can_call_python()) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
-  static thread_local bool inside = false; // the package's copy may be this very copy
-  if (inside) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  if (!thread_can_call_python() || inside_package_call) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
   const package_current_stream_api* api = package_current_stream();
   if (api == nullptr) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
-  inside = true;
+  inside_package_call = true;
   const int status = api->get(device, stream);
-  inside = false;
+  inside_package_call = false;
+  return status;
+}
+
+/// A scope of this module's copy enters the package's copy too (its own slot, which its `use`
+/// blocks and current_stream() read, and CuPy's provider, which only it has): through the table's
+/// set, on a thread that can call Python; elsewhere unavailable (skipped).
+inline int package_provider_enter(void*, int32_t device, void* stream, void** token) {
+  if (!thread_can_call_python() || inside_package_call) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  const package_current_stream_api* api = package_current_stream();
+  if (api == nullptr) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  inside_package_call = true;
+  const int status = api->set(device, stream, token);
+  inside_package_call = false;
+  return status;
+}
+
+/// Leaves what package_provider_enter entered (same thread, reverse order: the scope's contract).
+inline int package_provider_leave(void*, int32_t, void* token) {
+  const package_current_stream_api* api = package_current_stream();
+  if (api == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  inside_package_call = true;
+  const int status = api->restore(token);
+  inside_package_call = false;
   return status;
 }
 
