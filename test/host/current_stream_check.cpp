@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -60,8 +61,22 @@ const stream_view unknown{fake_handle(0x2000)}; // not a stream of the fake
 
 } // namespace
 
+TEST_CASE("the check starts as STREAMLIKE_CHECK_CURRENT_STREAM says") {
+  // The suite runs this program twice: without the variable (off) and with it set to 1 (on).
+  const char* value = std::getenv("STREAMLIKE_CHECK_CURRENT_STREAM");
+  const bool set = value != nullptr && value[0] != '\0' && std::string(value) != "0";
+  CHECK(streamlike::current_stream_check_enabled() == set);
+  if (set) {
+    reports.clear();
+    (void)streamlike::set_current_stream_check_reporter(&record);
+    streamlike::check_current_stream(s2, device, "from-environment.cpp:1"); // s2 is not current: reported
+    CHECK(reports.size() == 1);
+    (void)streamlike::set_current_stream_check_reporter(nullptr);
+    streamlike::set_current_stream_check(false); // the other cases start from off
+  }
+}
+
 TEST_CASE("the check is off unless STREAMLIKE_CHECK_CURRENT_STREAM or a call turns it on") {
-  // The suite runs without the variable: off.
   CHECK_FALSE(streamlike::current_stream_check_enabled());
   reports.clear();
   (void)streamlike::set_current_stream_check_reporter(&record);

@@ -66,9 +66,12 @@ def test_use_makes_a_stream_current_and_restores_it(sl):
 @pytest.mark.usefixtures("without_cuda")
 def test_use_restores_when_an_exception_leaves_the_block(sl):
     before = handle(sl.current_stream(0))
+    block = sl.use(FakeStream(0x3000), device=0)
     with pytest.raises(KeyError):
-        with sl.use(FakeStream(0x3000), device=0):
+        with block:
             raise KeyError("leaves")
+    # Restored by leaving the block, not by collecting it: the block is still alive here.
+    assert block.stream is not None
     assert handle(sl.current_stream(0)) == before
 
 
