@@ -250,6 +250,30 @@ PyObject* py_current_stream(PyObject*, PyObject* const* args, Py_ssize_t nargsf,
 
 // --- use ---------------------------------------------------------------------------------------
 
+/// torch's current stream is a stream id beside the handle: the scope's torch provider makes the
+/// handle current (an external stream, which does not compare equal to the torch.cuda.Stream it
+/// came from). For a torch stream object, torch's own setter (torch.cuda.set_stream) then makes
+/// the very object current, so torch.cuda.current_stream() == s inside; leaving the scope's guard
+/// puts back what torch had before, whatever is current then. Best effort: where torch refuses,
+/// torch keeps the handle. Only where torch is already imported (never imports it).
+void let_torch_see_its_object(PyObject* stream) noexcept {
+  static std::atomic<PyObject*> name_slot{nullptr};
+  PyObject* name = sd::interned(name_slot, "torch");
+  if (name == nullptr || PyDict_Contains(PyImport_GetModuleDict(), name) != 1) {
+    PyErr_Clear();
+    return;
+  }
+  const python_error_guard keep;
+  sd::scoped_ref torch = sd::scoped_ref::steal(PyImport_GetModule(name));
+  if (!torch) return;
+  sd::scoped_ref cuda = sd::scoped_ref::steal(PyObject_GetAttrString(torch.get(), "cuda"));
+  if (!cuda) return;
+  sd::scoped_ref stream_type = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "Stream"));
+  if (!stream_type || PyObject_IsInstance(stream, stream_type.get()) != 1) return;
+  sd::scoped_ref set = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "set_stream"));
+  if (set) (void)sd::scoped_ref::steal(PyObject_CallOneArg(set.get(), stream));
+}
+
 /// `with streamlike.use(stream, device=None):` a scoped_current_stream entered and left from
 /// Python, on one thread.
 class use_scope {
@@ -269,6 +293,7 @@ public:
     scope_ = device_ ? std::make_unique<streamlike::scoped_current_stream>(view_, *device_)
                      : std::make_unique<streamlike::scoped_current_stream>(view_);
     thread_ = std::this_thread::get_id();
+    let_torch_see_its_object(object_.ptr());
     return *this;
   }
 

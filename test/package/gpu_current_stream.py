@@ -253,3 +253,12 @@ def test_a_device_the_process_does_not_have_is_refused_by_name(sl, torch):
             s = torch.cuda.Stream()
         with pytest.raises(ValueError, match="belongs to device 0, not device 1"):
             sl.use(s, device=1).__enter__()
+
+
+def test_inside_use_of_a_torch_stream_torch_sees_that_stream(sl, torch):
+    s = torch.cuda.Stream()
+    before = torch.cuda.current_stream()
+    with sl.use(s):
+        assert torch.cuda.current_stream() == s  # the stream itself, not an external stream of its handle
+        assert handle(sl.current_stream()) == s.cuda_stream
+    assert torch.cuda.current_stream() == before

@@ -381,3 +381,38 @@ def test_a_cpp_scope_in_a_linked_module_sets_cupy_and_the_package_too(sl, fake_c
     assert seen == (0xE500, 0xE500)  # CuPy and the package's current_stream() see the C++ scope
     assert fake_cupy.get_current_stream(0) is before
     _FakeCupyStream.null.use()
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_inside_use_of_a_torch_stream_torch_is_handed_that_very_object(sl):
+    # A stand-in for torch (only what use() touches): torch.cuda.Stream and torch.cuda.set_stream,
+    # which makes a stream object current with its own stream id (torch.cuda.current_stream() == s).
+    import sys
+    import types
+
+    made_current = []
+
+    class Stream:
+        def __init__(self, ptr):
+            self.ptr = ptr
+
+        def __cuda_stream__(self):
+            return (0, self.ptr)
+
+    fake = types.ModuleType("torch")
+    fake.cuda = types.SimpleNamespace(Stream=Stream, set_stream=made_current.append)
+    saved = sys.modules.get("torch")
+    sys.modules["torch"] = fake
+    try:
+        s = Stream(0xE600)
+        with sl.use(s, device=0):
+            assert made_current == [s]
+            assert handle(sl.current_stream(0)) == 0xE600
+        with sl.use(FakeStream(0xE700), device=0):  # not a torch stream: torch's setter is not called
+            pass
+        assert made_current == [s]
+    finally:
+        if saved is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = saved
