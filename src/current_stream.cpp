@@ -4,6 +4,7 @@
 #include "stream_lifecycle.hpp"
 
 #include <streamlike/current_stream.hpp>
+#include <streamlike/current_stream_check.hpp>
 #include <streamlike/current_stream_providers.hpp>
 #include <streamlike/error.hpp>
 
@@ -759,11 +760,14 @@ STREAMLIKE_API int streamlike_current_stream_unregister(const char* name) {
   }
 }
 
+static int check_enabled_for_c(void) { return streamlike::current_stream_check_enabled() ? 1 : 0; }
+
 STREAMLIKE_API const streamlike_current_stream_api* streamlike_current_stream_api_table(void) {
   static constexpr streamlike_current_stream_api table = {
-      STREAMLIKE_CURRENT_STREAM_API_VERSION, sizeof(streamlike_current_stream_api), &streamlike_current_stream_get,
-      &streamlike_current_stream_set,        &streamlike_current_stream_restore,    &streamlike_current_stream_register,
-      &streamlike_current_stream_unregister};
+      STREAMLIKE_CURRENT_STREAM_API_VERSION, sizeof(streamlike_current_stream_api),
+      &streamlike_current_stream_get,        &streamlike_current_stream_set,
+      &streamlike_current_stream_restore,    &streamlike_current_stream_register,
+      &streamlike_current_stream_unregister, &check_enabled_for_c};
   return &table;
 }
 

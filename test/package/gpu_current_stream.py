@@ -262,3 +262,13 @@ def test_inside_use_of_a_torch_stream_torch_sees_that_stream(sl, torch):
         assert torch.cuda.current_stream() == s  # the stream itself, not an external stream of its handle
         assert handle(sl.current_stream()) == s.cuda_stream
     assert torch.cuda.current_stream() == before
+
+
+def test_the_python_switch_reports_at_a_modules_check_sites(sl, torch, current_module, capfd):
+    s = torch.cuda.Stream()  # not the current stream
+    sl.set_current_stream_check(True)
+    try:
+        current_module.view_arg(s)
+    finally:
+        sl.set_current_stream_check(False)
+    assert "is not the current stream" in capfd.readouterr().err

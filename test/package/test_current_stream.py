@@ -249,6 +249,17 @@ def test_a_block_left_on_another_thread_keeps_its_stream_alive(sl):
     assert shared["alive"]() is not None
 
 
+def test_the_python_switch_of_the_check_reaches_a_modules_check_sites(sl, current_module):
+    # The module's own copy has its own switch (off); Python's switch is the package's.
+    assert not current_module.check_active()
+    sl.set_current_stream_check(True)
+    try:
+        assert current_module.check_active()
+    finally:
+        sl.set_current_stream_check(False)
+    assert not current_module.check_active()
+
+
 def test_a_framework_joins_the_package_from_c_through_its_capsule(sl, current_module):
     # The capsule's table (streamlike/c/current_stream_provider.h) is versioned and sized.
     version, size = current_module.package_table_size()

@@ -182,6 +182,7 @@ void bind_common(Module& m) {
   m.def("link_package", &streamlike::python::link_package_current_stream);
   m.def("package_table_size", &package_table_size);
   m.def("view_arg", &view_arg);
+  m.def("check_active", &streamlike::python::detail::check_active);
   m.def("join_package", &join_package);
   m.def("set_in_package", &set_in_package);
 }

@@ -124,6 +124,7 @@ typedef struct streamlike_current_stream_api {
   int (*restore)(void* token);                                        /* streamlike_current_stream_restore */
   int (*register_provider)(const streamlike_current_stream_provider*); /* streamlike_current_stream_register */
   int (*unregister_provider)(const char* name);                       /* streamlike_current_stream_unregister */
+  int (*check_enabled)(void); /* 1 while this copy's current-stream check is on (its switch) */
 } streamlike_current_stream_api;
 
 /* This copy of libstreamlike's table (never NULL, valid for the life of the process). */

@@ -7,6 +7,7 @@
 
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/current_stream.hpp>
+#include <streamlike/current_stream_check.hpp>
 #include <streamlike/python/detail/cpython.hpp>
 #include <streamlike/stream_view.hpp>
 
@@ -40,9 +41,18 @@ namespace detail {
 /// module already in sys.modules is asked). Cached once found. Needs the GIL.
 [[nodiscard]] inline const package_current_stream_api* package_current_stream() noexcept {
   static std::atomic<const package_current_stream_api*> found{nullptr};
+  // The size of sys.modules at the last miss: the package cannot have arrived while it is the same
+  // (imports only add), so a miss costs one size read, not a dictionary lookup.
+  static std::atomic<Py_ssize_t> missed_at{-1};
   if (const package_current_stream_api* api = found.load(std::memory_order_acquire)) return api;
   PyObject* modules = PyImport_GetModuleDict(); // borrowed
-  if (modules == nullptr || PyDict_GetItemString(modules, "streamlike._streamlike") == nullptr) return nullptr;
+  if (modules == nullptr) return nullptr;
+  const Py_ssize_t size = PyDict_Size(modules);
+  if (size == missed_at.load(std::memory_order_relaxed)) return nullptr;
+  if (PyDict_GetItemString(modules, "streamlike._streamlike") == nullptr) {
+    missed_at.store(size, std::memory_order_relaxed);
+    return nullptr;
+  }
   auto* api = static_cast<const package_current_stream_api*>(PyCapsule_Import(package_current_stream_capsule, 0));
   // Version 1's fields, all of which this header calls; a later version only appends.
   if (api == nullptr || api->version < 1 || api->struct_size < sizeof(package_current_stream_api)) {
@@ -51,6 +61,15 @@ namespace detail {
   }
   found.store(api, std::memory_order_release);
   return api;
+}
+
+/// Whether the current-stream check is on for this module's check sites: its own copy's switch
+/// (its STREAMLIKE_CHECK_CURRENT_STREAM or its own call), or the package's (Python's
+/// streamlike.set_current_stream_check), read through the package's table. GIL held.
+[[nodiscard]] inline bool check_active() noexcept {
+  if (streamlike::detail::current_stream_check_on.load(std::memory_order_relaxed)) return true;
+  const package_current_stream_api* api = package_current_stream();
+  return api != nullptr && api->check_enabled() != 0;
 }
 
 /// The caller's current stream on the current device: this module's copy of libstreamlike, then
