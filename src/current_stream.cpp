@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <limits>
 #include <cstdint>
 #include <memory>
 #include <cstring>
@@ -461,6 +462,9 @@ void check_device_slow(int device, const char* operation) {
     // bookkeeping that works without CUDA (the frameworks keep theirs too): taken as given.
     if (cuda_absent(e)) {
       (void)cudaGetLastError();
+      // For good: a process without a driver or a device does not gain one. Every device passes
+      // from now on, without asking CUDA (and failing) on each call.
+      devices_known.store(std::numeric_limits<int>::max(), std::memory_order_relaxed);
       return;
     }
     throw;

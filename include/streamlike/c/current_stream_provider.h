@@ -117,13 +117,13 @@ int streamlike_current_stream_restore(void* token);
 #define STREAMLIKE_CURRENT_STREAM_API_CAPSULE "streamlike._streamlike._current_stream_api"
 
 typedef struct streamlike_current_stream_api {
-  uint32_t version;     /* STREAMLIKE_CURRENT_STREAM_API_VERSION */
-  uint32_t struct_size; /* sizeof(streamlike_current_stream_api) of the exporter */
-  int (*get)(int32_t device, void** stream);                          /* streamlike_current_stream_get */
-  int (*set)(int32_t device, void* stream, void** token);             /* streamlike_current_stream_set */
-  int (*restore)(void* token);                                        /* streamlike_current_stream_restore */
+  uint32_t version;                                       /* STREAMLIKE_CURRENT_STREAM_API_VERSION */
+  uint32_t struct_size;                                   /* sizeof(streamlike_current_stream_api) of the exporter */
+  int (*get)(int32_t device, void** stream);              /* streamlike_current_stream_get */
+  int (*set)(int32_t device, void* stream, void** token); /* streamlike_current_stream_set */
+  int (*restore)(void* token);                            /* streamlike_current_stream_restore */
   int (*register_provider)(const streamlike_current_stream_provider*); /* streamlike_current_stream_register */
-  int (*unregister_provider)(const char* name);                       /* streamlike_current_stream_unregister */
+  int (*unregister_provider)(const char* name);                        /* streamlike_current_stream_unregister */
   int (*check_enabled)(void); /* 1 while this copy's current-stream check is on (its switch) */
 } streamlike_current_stream_api;
 
