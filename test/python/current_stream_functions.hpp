@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -96,6 +97,15 @@ inline std::tuple<int, std::uintptr_t, std::uintptr_t> set_in_package(int device
   void* after = nullptr;
   (void)api->get(device, &after);
   return {status, reinterpret_cast<std::uintptr_t>(inside), reinterpret_cast<std::uintptr_t>(after)};
+}
+
+/// Whether this thread (holding the GIL) and a new C++ thread (no thread state) may call Python
+/// now, as the providers that run Python ask it.
+inline std::pair<bool, bool> can_call_python_here_and_elsewhere() {
+  const bool here = streamlike::python::detail::thread_can_call_python();
+  bool elsewhere = true;
+  std::thread([&] { elsewhere = streamlike::python::detail::thread_can_call_python(); }).join();
+  return {here, elsewhere};
 }
 
 /// What a plain stream_view parameter received, as an address.
@@ -183,6 +193,7 @@ void bind_common(Module& m) {
   m.def("package_table_size", &package_table_size);
   m.def("view_arg", &view_arg);
   m.def("check_active", &streamlike::python::detail::check_active);
+  m.def("can_call_python_here_and_elsewhere", &can_call_python_here_and_elsewhere);
   m.def("join_package", &join_package);
   m.def("set_in_package", &set_in_package);
 }

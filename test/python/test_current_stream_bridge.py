@@ -99,3 +99,23 @@ def test_without_frameworks_only_streamlikes_provider_answers(current):
 def test_a_bad_device_is_refused_by_name(current):
     with pytest.raises(ValueError, match="device must be"):
         current.current_address(-5)
+
+
+def test_only_a_thread_with_a_thread_state_may_call_python(current):
+    # The providers that run Python (CuPy's, the package's) ask this; PyGILState_Check would answer
+    # yes on every thread once a subinterpreter exists.
+    assert current.can_call_python_here_and_elsewhere() == (True, False)
+    interpreters = None
+    for name in ("_interpreters", "_xxsubinterpreters"):
+        try:
+            interpreters = importlib.import_module(name)
+            break
+        except ImportError:
+            continue
+    if interpreters is None:
+        pytest.skip("this Python has no subinterpreter module")
+    made = interpreters.create()
+    try:
+        assert current.can_call_python_here_and_elsewhere() == (True, False)
+    finally:
+        interpreters.destroy(made)

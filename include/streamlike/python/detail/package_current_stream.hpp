@@ -31,9 +31,12 @@ namespace detail {
 /// thread once a subinterpreter exists. Never takes the GIL.
 [[nodiscard]] inline bool thread_can_call_python() noexcept {
 #if PY_VERSION_HEX >= 0x030D0000
-  return PyThreadState_GetUnchecked() != nullptr;
+  return PyThreadState_GetUnchecked() != nullptr; // this thread's attached thread state
 #else
-  return _PyThreadState_UncheckedGet() != nullptr;
+  // Before 3.13 (3.11: a process-wide variable) the unchecked getter names the thread state that
+  // holds the GIL, whichever thread it belongs to: this thread holds it when that is its own.
+  PyThreadState* const mine = PyGILState_GetThisThreadState();
+  return mine != nullptr && mine == _PyThreadState_UncheckedGet();
 #endif
 }
 
