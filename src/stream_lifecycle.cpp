@@ -16,7 +16,6 @@
 #include <string>
 
 namespace streamlike::detail {
-namespace {
 
 // The device count, asked of CUDA until it first answers, then remembered: it is fixed for the
 // process (CUDA_VISIBLE_DEVICES is read once, at initialization).
@@ -37,8 +36,6 @@ void check_named_device(int device, const char* who) {
                                 std::to_string(count) + " device(s))");
   }
 }
-
-} // namespace
 
 void throw_cannot_own_default(const char* who) {
   throw std::invalid_argument(std::string("streamlike: ") + who +

@@ -11,6 +11,14 @@
 
 namespace streamlike::detail {
 
+/// The process's CUDA device count (remembered once CUDA answers). Throws streamlike::error
+/// naming `who` and cudaGetDeviceCount where CUDA cannot answer (no driver, no device).
+[[nodiscard]] int device_count(const char* who);
+
+/// std::invalid_argument naming `who`, the device and the range 0..count-1 for a device this
+/// process does not have; streamlike::error where the count cannot be read.
+void check_named_device(int device, const char* who);
+
 /// std::invalid_argument for `who` (e.g. "unique_stream::adopt") given a default stream.
 [[noreturn]] void throw_cannot_own_default(const char* who);
 
