@@ -4,7 +4,7 @@
 // provider); this program shows where the time of one call goes.
 //
 // The providers are the GPU machine's: streamlike's built-in torch and tvm-ffi providers, which
-// find stand-ins for libtorch_cuda.so and libtvm_ffi.so (bench/fake_frameworks/, a thread-local
+// find stand-ins for libtorch_cuda.so and libtvm_ffi.so (test/fake_frameworks/, a thread-local
 // read each) that this program loads first, and streamlike's own. Benchmark names:
 //   current/device_0/outside     current_stream(0): torch and tvm-ffi name the default stream,
 //                                so all three providers are asked
@@ -42,7 +42,7 @@
 
 namespace bench_current {
 
-/// The stand-ins' setters (bench/fake_frameworks/), found after loading them.
+/// The stand-ins' setters (test/fake_frameworks/), found after loading them.
 using torch_set_fn = std::int32_t (*)(void* stream, std::int32_t device);
 torch_set_fn torch_set = nullptr;
 
@@ -70,6 +70,7 @@ streamlike_current_stream_provider table(const char* name, std::int32_t priority
                                          int (*set)(void*, std::int32_t, void*)) {
   streamlike_current_stream_provider p{};
   p.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  p.struct_size = sizeof p;
   p.priority = priority;
   p.name = name;
   p.get = get;

@@ -11,7 +11,8 @@ capture_scope capture_scope::begin_on(stream_view stream, capture_mode mode) {
   // CUDA's own refusal (cudaErrorIllegalState) would invalidate the capture already under way.
   detail::capture::refuse_if_capturing(stream.get(), "capture_scope", "begin",
                                        "beginning a second capture on it (cudaStreamBeginCapture)");
-  // Noted first (it may allocate), so that event calls know the capture runs (capture_checks.hpp).
+  // Noted first (it may allocate), so that the checks of potentially unsafe calls know the capture
+  // runs (capture_checks.hpp).
   const auto cuda_mode = static_cast<cudaStreamCaptureMode>(mode);
   detail::capture::note_capture_begun(stream.get(), cuda_mode);
   const cudaError_t code = cudaStreamBeginCapture(stream.get(), cuda_mode);
@@ -19,6 +20,8 @@ capture_scope capture_scope::begin_on(stream_view stream, capture_mode mode) {
     detail::capture::note_capture_ended(stream.get(), code);
     detail::throw_error(code, "capture_scope::begin: cudaStreamBeginCapture");
   }
+  // Its id, so that the capture is known as this scope's when its stream is also current.
+  detail::capture::note_capture_id(stream.get(), detail::capture::capture_or_none(stream.get()).id);
   return capture_scope(stream.get());
 }
 

@@ -49,24 +49,47 @@ void refuse_if_capturing(cudaStream_t stream, std::string_view type, std::string
 [[nodiscard]] unsigned long long capture_id_or_none(cudaStream_t stream, std::string_view type,
                                                     std::string_view operation);
 
-// The captures streamlike began (capture_scope), in global or thread-local mode: CUDA prohibits
-// "potentially unsafe" calls (cudaEventQuery, cudaEventSynchronize, ...) while they run, and a
-// prohibited call invalidates them. Captures begun elsewhere (cudaStreamBeginCapture, torch, CuPy)
-// are not known here; CUDA judges calls made during those.
+/// Whether `stream` is in a capture (active or invalidated) and that capture's id (0 where CUDA
+/// could not say which). Capture-safe (the status query first, cudaStreamGetCaptureInfo only for a
+/// capturing stream) and quiet: a stream CUDA cannot ask about is not capturing, and leaves no error
+/// of CUDA's behind.
+struct capture_of_stream {
+  bool capturing = false;
+  unsigned long long id = 0;
+};
+[[nodiscard]] capture_of_stream capture_or_none(cudaStream_t stream) noexcept;
+
+// Calls that CUDA's capture modes prohibit as "potentially unsafe" (cudaEventQuery,
+// cudaEventSynchronize, cudaStreamQuery and cudaStreamSynchronize of a stream that is not
+// capturing, ...): made while a capture that prohibits them runs, they invalidate it. CUDA's rule
+// (cudaThreadExchangeStreamCaptureMode), for the calling thread in interaction mode
+//   global:       prohibited while this thread has a global or thread-local capture under way, or
+//                 any thread has a global one;
+//   thread-local: prohibited while this thread has a global or thread-local capture under way;
+//   relaxed:      never prohibited.
+// What streamlike knows of the captures under way, before the call:
+//   - the captures capture_scope began (noted below, with their mode and thread);
+//   - the capture of the calling thread's current stream (current_stream(): torch.cuda.graph and
+//     CuPy's capture make the capturing stream current), taken for this thread's. Its mode cannot
+//     be asked of CUDA; unless capture_scope began it, it counts as global or thread-local (refusing
+//     is safe, invalidating is not: docs/cuda-graphs.md, "Captures streamlike did not begin").
+// Captures begun elsewhere whose stream is not current here are not seen; CUDA judges those calls.
 
 /// Notes a capture about to begin on `stream` in `mode` on this thread (before
-/// cudaStreamBeginCapture: it may allocate). Relaxed captures are not noted: they prohibit nothing.
+/// cudaStreamBeginCapture: it may allocate).
 void note_capture_begun(cudaStream_t stream, cudaStreamCaptureMode mode);
+/// Notes the id of the capture just begun on `stream` (once cudaStreamBeginCapture succeeded), so
+/// that the capture is recognised when its stream is also the current stream.
+void note_capture_id(cudaStream_t stream, unsigned long long id) noexcept;
 /// Forgets the capture of `stream` once cudaStreamEndCapture (or a failed begin) returned `result`
 /// (cudaErrorStreamCaptureWrongThread leaves the capture running, so it stays noted).
 void note_capture_ended(cudaStream_t stream, cudaError_t result) noexcept;
 
 /// Throws a streamlike::error (code cudaErrorStreamCaptureUnsupported) naming "<type>::<operation>"
-/// when a noted capture makes CUDA prohibit a potentially unsafe call (`why`) on this thread: one
-/// begun on this thread in global or thread-local mode, or one begun on any thread in global mode,
-/// as the calling thread's own interaction mode (cudaThreadExchangeStreamCaptureMode) decides: a
-/// thread in relaxed mode is never refused, one in thread-local mode only for its own captures.
-/// Costs one atomic load while no capture is noted.
+/// and the capture (its id, who began it, its mode) when a capture under way makes CUDA prohibit
+/// the potentially unsafe call `why` on this thread, by the rule above. Costs, while no
+/// capture_scope capture runs: reading the current stream (no CUDA call but the current device's)
+/// and, only where that is not a default stream, one capture-status query of it.
 void refuse_if_unsafe_calls_prohibited(std::string_view type, std::string_view operation, std::string_view why);
 
 } // namespace streamlike::detail::capture

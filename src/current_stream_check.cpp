@@ -49,7 +49,7 @@ void report_if_not_current(stream_view given, int device, const char* site) noex
   try {
     const current::answer now = current::current_answer(current::providers(/*throttled=*/true), device);
     const stream_view current{static_cast<cudaStream_t>(now.stream)};
-    if (current == given) return;
+    if (same_current_stream(current, given)) return; // 0 and cudaStreamLegacy are one stream
     const std::string where = site != nullptr ? site : "(unknown site)";
     check_state& s = state();
     const std::lock_guard<std::mutex> guard(s.lock);

@@ -6,6 +6,7 @@
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/stream_view.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -75,11 +76,28 @@ struct answer {
 /// Throws std::invalid_argument for a device below -1, naming `operation`.
 [[noreturn]] void throw_bad_device(int device, const char* operation);
 
-/// `device`, or the current device for current_device; throws std::invalid_argument (below -1) or
-/// streamlike::error (the current device cannot be read), naming `operation`.
+/// The device count once it was read (0 before): a device below it needs no other check.
+extern std::atomic<int> devices_known;
+
+/// Throws std::invalid_argument naming `operation`, `device` and the range 0..count-1 when the
+/// process has no such device, or streamlike::error when the device count cannot be read for
+/// another reason than CUDA's absence (no driver, no device: the device is taken as given).
+void check_device_slow(int device, const char* operation);
+
+/// The device of `stream`, or `otherwise` where CUDA is absent (no driver, no device); throws
+/// streamlike::error for a stream CUDA refuses to describe.
+[[nodiscard]] int device_of_or(stream_view stream, int otherwise);
+
+/// `device`, or the current device for current_device; throws std::invalid_argument (below -1, or
+/// a device the process does not have: the range is named) or streamlike::error (the current
+/// device or the device count cannot be read), naming `operation`.
 [[nodiscard]] inline int resolve_device(int device, const char* operation) {
-  if (device >= 0) [[likely]]
+  if (device >= 0) [[likely]] {
+    if (static_cast<unsigned>(device) >= static_cast<unsigned>(devices_known.load(std::memory_order_relaxed)))
+        [[unlikely]]
+      check_device_slow(device, operation);
     return device;
+  }
   if (device != -1) throw_bad_device(device, operation);
   return current_device_of_thread(operation);
 }

@@ -46,7 +46,12 @@ struct torch_token {
   void* previous;
 };
 
-torch_functions torch_found; // written once, under the registry's lock, before publication
+torch_functions torch_found; // written by the one thread looking, until found; published after
+
+/// The handle torch calls `stream`: torch's default stream is the handle 0 (stream id 0), and the
+/// handle cudaStreamLegacy handed to it would become an external stream of id 1 that every torch
+/// op refuses ("invalid StreamId1"). The same stream, in torch's name for it.
+void* torch_handle(void* stream) noexcept { return stream == static_cast<void*>(cudaStreamLegacy) ? nullptr : stream; }
 
 int torch_get(void* context, std::int32_t device, void** stream) {
   const auto* f = static_cast<const torch_functions*>(context);
@@ -55,16 +60,23 @@ int torch_get(void* context, std::int32_t device, void** stream) {
 
 int torch_set(void* context, std::int32_t device, void* stream) {
   const auto* f = static_cast<const torch_functions*>(context);
-  return f->set(stream, device) == 0 ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
+  return f->set(torch_handle(stream), device) == 0 ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
+}
+
+/// The calling thread's current device, or -1 where CUDA cannot say (its error cleared).
+int current_device_or_none() noexcept {
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return current;
 }
 
 int torch_enter(void* context, std::int32_t device, void* stream, void** token) {
   const auto* f = static_cast<const torch_functions*>(context);
-  int current = -1;
-  if (cudaGetDevice(&current) != cudaSuccess) {
-    (void)cudaGetLastError();
-    current = -1;
-  }
+  stream = torch_handle(stream);
+  const int current = current_device_or_none();
   auto* t = new (std::nothrow) torch_token{nullptr, nullptr};
   if (t == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
   if (current == device) {
@@ -86,7 +98,17 @@ int torch_enter(void* context, std::int32_t device, void* stream, void** token) 
 int torch_leave(void* context, std::int32_t device, void* token) {
   const auto* f = static_cast<const torch_functions*>(context);
   auto* t = static_cast<torch_token*>(token);
-  const bool ok = t->guard != nullptr ? f->delete_guard(t->guard) == 0 : f->set(t->previous, device) == 0;
+  bool ok = true;
+  if (t->guard != nullptr) {
+    // Deleting torch's guard also puts back the device that was current when it was made; a
+    // scope is device-neutral (with or without torch loaded), so the device current now stays.
+    const int before = current_device_or_none();
+    ok = f->delete_guard(t->guard) == 0;
+    if (before >= 0 && current_device_or_none() != before && cudaSetDevice(before) != cudaSuccess)
+      (void)cudaGetLastError();
+  } else {
+    ok = f->set(t->previous, device) == 0;
+  }
   delete t;
   return ok ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
 }
@@ -105,6 +127,7 @@ bool find_torch(streamlike_current_stream_provider& out, current::direct_get& di
   torch_found.delete_guard = function_in<torch_guard_delete_fn>(lib, "aoti_torch_delete_cuda_stream_guard");
   out = streamlike_current_stream_provider{};
   out.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  out.struct_size = sizeof out;
   out.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_TORCH;
   out.name = "torch";
   out.context = &torch_found;

@@ -3,8 +3,10 @@
 //   TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id);
 //   int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle stream,
 //                          TVMFFIStreamHandle* opt_out_original_stream);
-// TVMFFIStreamHandle is void*; device_type is DLPack's (kDLCUDA = 2). The stream is a thread-local
-// per device in tvm-ffi (NULL until set), no CUDA call.
+// TVMFFIStreamHandle is void*; device_type is DLPack's. tvm-ffi keeps a stream per thread, device
+// type and device id (NULL until set), no CUDA call; a CUDA device's stream is the one kept for
+// kDLCUDA (2), the only device type this provider asks and sets (kDLCUDAHost and kDLCUDAManaged
+// name memory, not a device that launches; kDLROCM is not CUDA).
 #include "current_stream_registry.hpp"
 #include "current_stream_dl_lookup.hpp"
 
@@ -23,7 +25,7 @@ struct tvm_functions {
   tvm_set_fn set = nullptr;
 };
 
-tvm_functions tvm_found; // written once, under the registry's lock, before publication
+tvm_functions tvm_found; // written by the one thread looking, until found; published after
 
 int tvm_get(void* context, std::int32_t device, void** stream) {
   *stream = static_cast<const tvm_functions*>(context)->get(dl_cuda, device);
@@ -36,6 +38,18 @@ int tvm_set(void* context, std::int32_t device, void* stream) {
              : STREAMLIKE_CURRENT_STREAM_FAILED;
 }
 
+// A scope enters with one call: TVMFFIEnvSetStream hands back the stream it replaced through its
+// out-parameter, which is the token (a stream handle, nothing to free); leaving sets it back.
+int tvm_enter(void* context, std::int32_t device, void* stream, void** token) {
+  void* original = nullptr;
+  if (static_cast<const tvm_functions*>(context)->set(dl_cuda, device, stream, &original) != 0)
+    return STREAMLIKE_CURRENT_STREAM_FAILED;
+  *token = original;
+  return STREAMLIKE_CURRENT_STREAM_OK;
+}
+
+int tvm_leave(void* context, std::int32_t device, void* token) { return tvm_set(context, device, token); }
+
 } // namespace
 
 bool find_tvm_ffi(streamlike_current_stream_provider& out, current::direct_get& direct) noexcept {
@@ -46,12 +60,17 @@ bool find_tvm_ffi(streamlike_current_stream_provider& out, current::direct_get& 
   if (tvm_found.get == nullptr) return false;
   out = streamlike_current_stream_provider{};
   out.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  out.struct_size = sizeof out;
   out.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_TVM_FFI;
   out.name = "tvm-ffi";
   out.context = &tvm_found;
   out.get = &tvm_get;
   direct = current::direct_get{current::direct_kind::tvm_ffi, nullptr, tvm_found.get};
-  out.set = tvm_found.set != nullptr ? &tvm_set : nullptr;
+  if (tvm_found.set != nullptr) {
+    out.set = &tvm_set;
+    out.enter = &tvm_enter;
+    out.leave = &tvm_leave;
+  }
   return true;
 }
 

@@ -33,9 +33,10 @@ public:
     }
   }
 
-  /// The event to record on `producer`; created on first use in the producer's context.
-  cudaEvent_t get(cudaStream_t producer, const char* type) {
-    const unsigned long long context_id = cuda_context::id_of(producer);
+  /// The event to record on `producer`; created on first use in the producer's context, whose id
+  /// is `known_context_id` where the caller knows it (else asked: cuStreamGetCtx + cuCtxGetId).
+  cudaEvent_t get(cudaStream_t producer, unsigned long long known_context_id, const char* type) {
+    const unsigned long long context_id = known_context_id != 0 ? known_context_id : cuda_context::id_of(producer);
     if (context_id == 0) [[unlikely]]
       throw_unidentified(producer, type);
     for (const slot& s : slots_) {
@@ -124,11 +125,12 @@ void record_then_wait(cudaEvent_t event, cudaStream_t producer, cudaStream_t con
 
 } // namespace
 
-void wait_through_cached_event(cudaStream_t consumer, cudaStream_t producer, const char* type) {
+void wait_through_cached_event(cudaStream_t consumer, cudaStream_t producer, unsigned long long producer_context_id,
+                               const char* type) {
   // One cheap, capture-safe query on the eager path; the rest only for a capturing consumer.
   if (capture::status_or_none(consumer) != cudaStreamCaptureStatusNone) [[unlikely]]
     check_capturing_consumer(consumer, producer, type);
-  const cudaEvent_t event = this_thread_events().get(producer, type);
+  const cudaEvent_t event = this_thread_events().get(producer, producer_context_id, type);
   record_then_wait(event, producer, consumer, type);
 }
 

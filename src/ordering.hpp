@@ -11,8 +11,10 @@ namespace streamlike::detail {
 /// `consumer` waits for the work queued on `producer` so far: this thread's cached event for the
 /// producer's CUDA context is recorded on the producer and waited on by the consumer. A capturing
 /// consumer may wait only on a producer in the same capture (a join); anything else is refused by
-/// name. `producer != consumer` (the caller handles the same stream).
-void wait_through_cached_event(cudaStream_t consumer, cudaStream_t producer, const char* type);
+/// name. `producer != consumer` (the caller handles the same stream). `producer_context_id`: the
+/// id of the producer's CUDA context where the caller knows it, else 0 (then asked of CUDA).
+void wait_through_cached_event(cudaStream_t consumer, cudaStream_t producer, unsigned long long producer_context_id,
+                               const char* type);
 
 } // namespace streamlike::detail
 

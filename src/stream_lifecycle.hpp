@@ -11,6 +11,14 @@
 
 namespace streamlike::detail {
 
+/// The process's CUDA device count (remembered once CUDA answers). Throws streamlike::error
+/// naming `who` and cudaGetDeviceCount where CUDA cannot answer (no driver, no device).
+[[nodiscard]] int device_count(const char* who);
+
+/// std::invalid_argument naming `who`, the device and the range 0..count-1 for a device this
+/// process does not have; streamlike::error where the count cannot be read.
+void check_named_device(int device, const char* who);
+
 /// std::invalid_argument for `who` (e.g. "unique_stream::adopt") given a default stream.
 [[noreturn]] void throw_cannot_own_default(const char* who);
 
@@ -48,14 +56,15 @@ struct created_stream {
 [[nodiscard]] stream_facts query_facts(cudaStream_t handle, const char* type, const char* operation);
 
 /// Destroys `handle` with the driver's cuStreamDestroy if the thread's current context is the
-/// one with id `context_id` (not 0), which is then alive; true if it did. The owners' drop tries
+/// one with id `context_id` (not 0), which is then alive; true if it did (false too when the driver
+/// refused the destroy: the stream is then still alive). The owners' drop tries
 /// this before the device guard and the liveness check that the runtime's destroy needs. Never
 /// throws.
 bool destroy_if_context_current(cudaStream_t handle, unsigned long long context_id) noexcept;
 
 /// Destroys `handle` with the driver's cuStreamDestroy if `primary` (the primary context the
 /// stream was made in) still has the id `primary_id`, which proves that context alive; true if
-/// it did. One driver call besides the destroy, whichever context is current. Never throws.
+/// it did, false if it did not try or the driver refused (the stream is then still alive). One driver call besides the destroy, whichever context is current. Never throws.
 bool destroy_if_primary_context_alive(cudaStream_t handle, CUcontext primary, unsigned long long primary_id) noexcept;
 
 /// Destroys a stream on `device` (a negative device: the current one). Never throws: errors,

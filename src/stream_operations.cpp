@@ -49,6 +49,8 @@ capture_state capture_info(cudaStream_t stream, const char* type) {
 
 bool is_done(cudaStream_t stream, const char* type) {
   capture::refuse_if_capturing(stream, type, "is_done", "cudaStreamQuery");
+  // A stream outside any capture: still prohibited while a capture that forbids unsafe calls runs.
+  capture::refuse_if_unsafe_calls_prohibited(type, "is_done", "cudaStreamQuery");
   const cudaError_t status = cudaStreamQuery(stream);
   // Not ready is an answer, not an error, and the runtime does not record it as one: clearing
   // the last error here would swallow someone else's.
@@ -59,7 +61,12 @@ bool is_done(cudaStream_t stream, const char* type) {
 
 void sync(cudaStream_t stream, const char* type) {
   capture::refuse_if_capturing(stream, type, "sync", "cudaStreamSynchronize");
+  capture::refuse_if_unsafe_calls_prohibited(type, "sync", "cudaStreamSynchronize");
   throw_if_error_of(cudaStreamSynchronize(stream), type, "sync: cudaStreamSynchronize");
+}
+
+void refuse_if_unsafe_calls_prohibited(const char* type, const char* operation, const char* why) {
+  capture::refuse_if_unsafe_calls_prohibited(type, operation, why);
 }
 
 void wait(cudaStream_t consumer, cudaEvent_t event, const char* type) {
@@ -68,7 +75,13 @@ void wait(cudaStream_t consumer, cudaEvent_t event, const char* type) {
 
 void wait(cudaStream_t consumer, cudaStream_t producer, const char* type) {
   if (producer == consumer) return;
-  wait_through_cached_event(consumer, producer, type);
+  wait_through_cached_event(consumer, producer, 0, type);
+}
+
+void wait_known_context(cudaStream_t consumer, cudaStream_t producer, unsigned long long producer_context_id,
+                        const char* type) {
+  if (producer == consumer) return;
+  wait_through_cached_event(consumer, producer, producer_context_id, type);
 }
 
 event record(cudaStream_t stream, const event_options& options, const char* type) {

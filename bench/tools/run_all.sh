@@ -21,7 +21,8 @@
 #                       row (1000 repetitions of one round each, 100 with --quick, whatever
 #                       --repetitions says): each ratio the median of the per-round ratios of
 #                       its counters
-#   ordering     (GPU)  streamlike::wait <= 1.2x the raw floor, < 1x an event per call, and
+#   ordering     (GPU)  streamlike::wait <= 1.2x the raw floor, <= 1.10x the driver's floor
+#                       (cuEventRecord + cuStreamWaitEvent, what wait makes), < 1x an event per call, and
 #                       <= 1.05x the wait as it was before it became capture-safe
 #   owner_queries (GPU) shown (compare_builds.py judges them against the previous library)
 #
@@ -257,12 +258,15 @@ run_program_as stream_creation stream_pool 1 --filter '^rounds/' --rounds rounds
 
 floor='wait/raw_floor:cudaEventRecord+cudaStreamWaitEvent'
 per_call='wait/event_per_call:create+record+wait+destroy'
+driver_floor='wait/driver_floor:cuEventRecord+cuStreamWaitEvent'
 ours='wait/streamlike::wait\(shared_stream,shared_stream\)'
 run_program ordering 1 --metric real_time \
   --compare "$ours" "$floor" '<=' 1.2 \
+  --compare "$ours" "$driver_floor" '<=' 1.10 \
   --compare "$ours" "$per_call" '<' 1.0 \
   --compare "$ours" 'wait/pre_capture_check:ctx_lookup+record+wait' '<=' 1.05 \
   --control 'control/raw_floor_again' "$floor" 0.1 \
+  --control 'control/driver_floor_again' "$driver_floor" 0.1 \
   --info 'wait/streamlike::wait\(cudaStream_t,cudaStream_t\)|wait/event_per_call.*|diag/.*' "$floor" \
   "${refs_wait[@]}"
 

@@ -33,15 +33,29 @@ namespace streamlike {
 /// `device` argument meaning "the calling thread's current CUDA device" (cudaGetDevice).
 inline constexpr int current_device = -1;
 
-/// The calling thread's current stream on `device` (default: its current device). The rule when
-/// providers disagree: the providers are asked in priority order (torch, tvm-ffi, then any
-/// registered provider by its priority, streamlike's own thread-local last) and the first that
-/// names a stream other than a default stream answers; when every provider names a default
-/// stream, the first answer is returned; with no answer at all, the handle 0 (the default stream
-/// of the translation unit that launches on it). No CUDA call beyond reading the current device
-/// for the default device (the driver's device of the current context, else cudaGetDevice).
-/// Throws streamlike::error when the current device cannot be read (no driver), and
-/// std::invalid_argument for a device below -1.
+/// Whether `a` and `b` are one stream as current streams are compared: the handle 0 and
+/// cudaStreamLegacy both name the legacy default stream (torch and CuPy call it 0, the casters
+/// read `__cuda_stream__`'s `(0, 0)` as cudaStreamLegacy), while cudaStreamPerThread stays a
+/// stream of its own. What current_stream_conflicts() and the current-stream check compare with.
+[[nodiscard]] inline bool same_current_stream(stream_view a, stream_view b) noexcept {
+  const auto canonical = [](stream_view s) noexcept {
+    return s == stream_view::legacy_default() ? cudaStream_t{} : s.get();
+  };
+  return canonical(a) == canonical(b);
+}
+
+/// The calling thread's current stream on `device` (default: its current device). Providers are
+/// asked in priority order (torch, tvm-ffi, then any registered provider by its priority,
+/// streamlike's own thread-local last). Inside a scope (the innermost scoped_current_stream of
+/// this thread on `device`): the first provider whose answer changed after the scope began (a
+/// framework's own block opened inside it) answers, whatever it names; none changed, the scope's
+/// stream. Outside any scope: the first provider naming a stream other than a default stream;
+/// when every provider names a default stream, the first answer; with no answer at all, the
+/// handle 0 (the default stream of the translation unit that launches on it). No CUDA call beyond
+/// reading the current device for the default device (the driver's device of the current
+/// context, else cudaGetDevice). Throws streamlike::error when the current device cannot be read
+/// (no driver), and std::invalid_argument for a device below -1 or one the process does not have
+/// (naming the range 0..count-1).
 [[nodiscard]] STREAMLIKE_API stream_view current_stream(int device = current_device);
 
 /// Makes a stream current for the calling thread and the stream's device in streamlike and in
@@ -49,10 +63,12 @@ inline constexpr int current_device = -1;
 /// also when an exception leaves the scope (in reverse order). Not copyable, not movable: a scope.
 ///
 /// The device is the stream's (stream_view::device(), capture-safe), the current device for the
-/// handles of the default streams, or the one given. If a provider fails to set the stream, the
-/// providers already set are restored and streamlike::error names the provider. A provider that
-/// cannot set it on this thread now (STREAMLIKE_CURRENT_STREAM_UNAVAILABLE, e.g. CuPy's without
-/// the Python GIL) is skipped.
+/// handles of the default streams, or the one given, which must exist (std::invalid_argument names
+/// the range) and be the stream's own unless it is a default stream (std::invalid_argument). The
+/// thread's current device is left as it is, entering and leaving. If a provider fails to set
+/// the stream, the providers already set are restored and streamlike::error names the provider.
+/// A provider that cannot set it on this thread now (STREAMLIKE_CURRENT_STREAM_UNAVAILABLE, e.g.
+/// CuPy's without the Python GIL) is skipped.
 class STREAMLIKE_API scoped_current_stream {
 public:
   /// Makes `stream` (any stream_like object; an owner as an lvalue, which must outlive the scope)

@@ -46,9 +46,10 @@ struct current_stream_answer {
 };
 
 /// Every provider's current stream on `device` for the calling thread, when at least two name
-/// different streams (default streams included: torch on its default stream while tvm-ffi names
-/// another is a disagreement); empty when they agree. Providers that cannot answer now are left
-/// out. The first entry is the one current_stream() returns.
+/// different streams (compared with same_current_stream: 0 and cudaStreamLegacy are one stream,
+/// cudaStreamPerThread another; torch on its default stream while tvm-ffi names another stream is
+/// a disagreement); empty when they agree. Providers that cannot answer now are left out, and so
+/// is streamlike's own slot where no scope set it. The first entry is the one current_stream() returns.
 [[nodiscard]] STREAMLIKE_API std::vector<current_stream_answer> current_stream_conflicts(int device = current_device);
 
 } // namespace streamlike

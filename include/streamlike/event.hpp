@@ -15,6 +15,7 @@
 #include <streamlike/stream_like.hpp>
 #include <streamlike/stream_view.hpp>
 
+#include <atomic>
 #include <optional>
 #include <utility>
 
@@ -40,7 +41,8 @@ public:
   event(const event&) = delete;
   event& operator=(const event&) = delete;
   event(event&& other) noexcept
-      : handle_(std::exchange(other.handle_, nullptr)), capture_id_(std::exchange(other.capture_id_, 0)) {}
+      : handle_(std::exchange(other.handle_, nullptr)),
+        capture_id_(other.capture_id_.exchange(0, std::memory_order_relaxed)) {}
   event& operator=(event&& other) noexcept {
     event(std::move(other)).swap(*this);
     return *this;
@@ -78,11 +80,13 @@ public:
   /// The id of the capture (capture_state::id) this event's last record() was made in; 0 when
   /// it was made outside any capture or the event was never recorded. Only records made through
   /// streamlike count: a cudaEventRecord on get() is not seen.
-  [[nodiscard]] unsigned long long capture_id() const noexcept { return capture_id_; }
+  [[nodiscard]] unsigned long long capture_id() const noexcept { return capture_id_.load(std::memory_order_relaxed); }
 
   void swap(event& other) noexcept {
     std::swap(handle_, other.handle_);
-    std::swap(capture_id_, other.capture_id_);
+    // Not atomic as a whole (neither is swapping the handles): swap an event no other thread uses.
+    const unsigned long long mine = capture_id_.load(std::memory_order_relaxed);
+    capture_id_.store(other.capture_id_.exchange(mine, std::memory_order_relaxed), std::memory_order_relaxed);
   }
 
 private:
@@ -90,7 +94,9 @@ private:
   explicit event(cudaEvent_t handle) noexcept : handle_(handle) {}
   void require_handle(const char* what) const; // throws streamlike::error on an empty event
   cudaEvent_t handle_ = nullptr;
-  unsigned long long capture_id_ = 0; // the capture of the last record; 0: none
+  // The capture of the last record; 0: none. Atomic: one thread may sync() (reading it) while
+  // another record()s the same event (writing it); relaxed, since the CUDA calls order the rest.
+  std::atomic<unsigned long long> capture_id_{0};
 };
 
 [[nodiscard]] STREAMLIKE_API float elapsed_ms(const event& start, const event& stop);

@@ -2,6 +2,7 @@
 #ifndef STREAMLIKE_ORDERING_HPP
 #define STREAMLIKE_ORDERING_HPP
 
+#include <streamlike/detail/stream_operations.hpp>
 #include <streamlike/get_stream.hpp>
 #include <streamlike/stream_like.hpp>
 #include <streamlike/stream_view.hpp>
@@ -18,8 +19,11 @@ namespace streamlike {
 template <class Consumer, class Producer>
   requires stream_like<Consumer> && stream_like<Producer>
 void wait(Consumer&& consumer, Producer&& producer) {
-  streamlike::get_stream(std::forward<Consumer>(consumer))
-      .wait(streamlike::get_stream(std::forward<Producer>(producer)));
+  // An owner that knows its stream's context (a shared_stream) spares the lookup of the cached event.
+  const unsigned long long context = detail::stream_operations::known_context_id_of(producer);
+  const stream_view consumer_view = streamlike::get_stream(std::forward<Consumer>(consumer));
+  detail::stream_operations::wait_known_context(
+      consumer_view.get(), streamlike::get_stream(std::forward<Producer>(producer)).get(), context, "stream_view");
 }
 
 } // namespace streamlike

@@ -152,6 +152,13 @@ public:
     return a.handle_ == b.handle_ && (a.block_ == nullptr) == (b.block_ == nullptr);
   }
 
+  /// For streamlike::wait (detail::stream_operations::known_context_id_of): the id of the CUDA
+  /// context the stream was made in, where the cache knows it (a primary context's), else 0.
+  [[nodiscard]] friend unsigned long long known_context_id(const shared_stream& s) noexcept {
+    const detail::stream_facts* known = s.known_facts();
+    return known != nullptr ? known->primary_context_id : 0;
+  }
+
 private:
   friend struct detail::shared_stream_access;
   friend class detail::owner_operations<shared_stream>;

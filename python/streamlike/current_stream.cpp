@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -33,19 +34,28 @@ namespace {
 // --- CuPy's provider ---------------------------------------------------------------------------
 // CuPy keeps its current stream per thread and device in Python objects
 // (cupy.cuda.get_current_stream(device_id), Stream.use()), reachable only through Python: the
-// provider needs the GIL, and answers STREAMLIKE_CURRENT_STREAM_UNAVAILABLE on a thread that does
-// not hold it (it never takes the GIL itself, which could deadlock a thread that waits for this
-// one while holding it). Registered by this module once `cupy` is in sys.modules.
+// provider runs only on a thread that can call Python now (an attached thread state), and answers
+// STREAMLIKE_CURRENT_STREAM_UNAVAILABLE elsewhere (it never takes the GIL itself, which could
+// deadlock a thread that waits for this one while holding it). Registered by this module once
+// `cupy` is in sys.modules.
+//
+// A scope enters and leaves by token: enter reads CuPy's current stream object, keeps it in the
+// token and makes the scope's stream current (Stream.null for the legacy default stream, the
+// per-thread default stream's object for 0x2, else an ExternalStream of the handle); leave makes
+// the very object current again and drops the token. Nothing is cached and nothing outlives the
+// scope: CuPy holds the scope's stream object while it is current, the token the one it replaced.
 
 struct cupy_functions {
   PyObject* get_current_stream = nullptr; // cupy.cuda.get_current_stream
   PyObject* external_stream = nullptr;    // cupy.cuda.ExternalStream
-  PyObject* seen = nullptr; // {(device, ptr): Stream}: the objects get() read, so set() restores the very object
+  PyObject* null_stream = nullptr;        // cupy.cuda.Stream.null: CuPy's name for the legacy default stream
+  PyObject* per_thread_stream = nullptr;  // cupy.cuda.Stream.ptds where CuPy has it, else nullptr
 };
 
-cupy_functions cupy; // strong references, for the life of the process
-std::atomic<bool> cupy_registered{false};
-constexpr Py_ssize_t cupy_seen_limit = 64;
+// Written once, by the registering thread, before the provider is published (the registry's
+// publication orders them before any call); strong references for the life of the process.
+cupy_functions cupy;
+std::once_flag cupy_once;
 
 /// Keeps and restores a pending Python exception around a provider's Python calls (the scope's
 /// destructor may run while one propagates).
@@ -63,84 +73,137 @@ private:
   sd::saved_error raised_;
 };
 
-PyObject* seen_key(int32_t device, void* stream) noexcept {
-  return Py_BuildValue("(iK)", static_cast<int>(device),
-                       static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(stream)));
+/// CuPy's current stream object on `device` (a new reference), or nullptr with an error set.
+PyObject* cupy_current(int32_t device) noexcept {
+  sd::scoped_ref device_obj = sd::scoped_ref::steal(PyLong_FromLong(device));
+  if (!device_obj) return nullptr;
+  return PyObject_CallOneArg(cupy.get_current_stream, device_obj.get());
 }
 
 int cupy_get(void*, int32_t device, void** stream) {
-  if (PyGILState_Check() == 0) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  if (!streamlike::python::detail::thread_can_call_python()) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
   const python_error_guard keep;
-  sd::scoped_ref device_obj = sd::scoped_ref::steal(PyLong_FromLong(device));
-  if (!device_obj) return STREAMLIKE_CURRENT_STREAM_FAILED;
-  sd::scoped_ref current = sd::scoped_ref::steal(PyObject_CallOneArg(cupy.get_current_stream, device_obj.get()));
+  sd::scoped_ref current = sd::scoped_ref::steal(cupy_current(device));
   if (!current) return STREAMLIKE_CURRENT_STREAM_FAILED;
   sd::scoped_ref ptr = sd::scoped_ref::steal(PyObject_GetAttrString(current.get(), "ptr"));
   if (!ptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
   void* handle = PyLong_AsVoidPtr(ptr.get());
   if (handle == nullptr && PyErr_Occurred() != nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
   *stream = handle;
-  if (PyDict_Size(cupy.seen) >= cupy_seen_limit) PyDict_Clear(cupy.seen);
-  if (sd::scoped_ref key = sd::scoped_ref::steal(seen_key(device, handle)))
-    (void)PyDict_SetItem(cupy.seen, key.get(), current.get());
   return STREAMLIKE_CURRENT_STREAM_OK;
 }
 
-int cupy_set(void*, int32_t device, void* stream) {
-  if (PyGILState_Check() == 0) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
-  const python_error_guard keep;
-  sd::scoped_ref key = sd::scoped_ref::steal(seen_key(device, stream));
-  if (!key) return STREAMLIKE_CURRENT_STREAM_FAILED;
-  sd::scoped_ref target = sd::scoped_ref::borrow(PyDict_GetItemWithError(cupy.seen, key.get()));
-  if (!target) {
-    target = sd::scoped_ref::steal(PyObject_CallFunction(
-        cupy.external_stream, "Ki", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(stream)),
-        static_cast<int>(device)));
-    if (!target) return STREAMLIKE_CURRENT_STREAM_FAILED;
-  }
-  // Stream.use() requires the stream's device (for the default streams: the device it applies
-  // to) to be the current one: the library's device_guard makes it so for the call.
+/// `target.use()` with `device` current, as CuPy requires (the library's device_guard); where CUDA
+/// is absent the device cannot be made current and CuPy has no device either: used as is.
+bool cupy_use(PyObject* target, int32_t device) noexcept {
+  std::optional<streamlike::device_guard> on_device;
   try {
-    const streamlike::device_guard on_device{static_cast<int>(device)};
-    sd::scoped_ref done = sd::scoped_ref::steal(PyObject_CallMethod(target.get(), "use", nullptr));
-    return done ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
+    on_device.emplace(static_cast<int>(device));
+  } catch (const streamlike::error& e) {
+    if (e.code() != cudaErrorInsufficientDriver && e.code() != cudaErrorNoDevice) return false;
+    (void)cudaGetLastError();
   } catch (...) {
-    return STREAMLIKE_CURRENT_STREAM_FAILED;
+    return false;
   }
+  sd::scoped_ref done = sd::scoped_ref::steal(PyObject_CallMethod(target, "use", nullptr));
+  return static_cast<bool>(done);
 }
 
-/// Registers CuPy's provider once `cupy` has been imported (never imports it). GIL held.
+/// CuPy's object for `stream` on `device` (a new reference): its own default streams' objects for
+/// the default streams, an ExternalStream for any other handle.
+PyObject* cupy_object_for(int32_t device, void* stream) noexcept {
+  if (stream == nullptr || stream == static_cast<void*>(cudaStreamLegacy)) {
+    Py_INCREF(cupy.null_stream);
+    return cupy.null_stream;
+  }
+  if (stream == static_cast<void*>(cudaStreamPerThread) && cupy.per_thread_stream != nullptr) {
+    Py_INCREF(cupy.per_thread_stream);
+    return cupy.per_thread_stream;
+  }
+  return PyObject_CallFunction(cupy.external_stream, "Ki",
+                               static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(stream)),
+                               static_cast<int>(device));
+}
+
+int cupy_enter(void*, int32_t device, void* stream, void** token) {
+  if (!streamlike::python::detail::thread_can_call_python()) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  const python_error_guard keep;
+  PyObject* previous = cupy_current(device); // the very object, put back by leave
+  if (previous == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  sd::scoped_ref target = sd::scoped_ref::steal(cupy_object_for(device, stream));
+  if (!target || !cupy_use(target.get(), device)) {
+    Py_DECREF(previous);
+    return STREAMLIKE_CURRENT_STREAM_FAILED;
+  }
+  *token = previous; // its reference is the token's, dropped by leave
+  return STREAMLIKE_CURRENT_STREAM_OK;
+}
+
+int cupy_leave(void*, int32_t device, void* token) {
+  // Left on the thread that entered, which could call Python then; a thread that cannot now
+  // (its thread state detached meanwhile) keeps the token: the object is leaked, never used unsafely.
+  if (!streamlike::python::detail::thread_can_call_python()) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
+  const python_error_guard keep;
+  sd::scoped_ref previous = sd::scoped_ref::steal(static_cast<PyObject*>(token));
+  return cupy_use(previous.get(), device) ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
+}
+
+/// Registers CuPy's provider once `cupy` has been imported (never imports it). The calling thread
+/// can call Python. Registration runs once per process (std::call_once: safe in the free-threaded
+/// build too); the module dictionary is read with a strong reference.
 void register_cupy_if_loaded() noexcept {
-  if (cupy_registered.load(std::memory_order_acquire)) return;
+  static std::atomic<bool> done{false};
+  if (done.load(std::memory_order_acquire)) return;
   static std::atomic<PyObject*> name_slot{nullptr};
   PyObject* name = sd::interned(name_slot, "cupy");
   if (name == nullptr) {
     PyErr_Clear();
     return;
   }
-  if (PyDict_GetItemWithError(PyImport_GetModuleDict(), name) == nullptr) {
+  const int loaded = PyDict_Contains(PyImport_GetModuleDict(), name);
+  if (loaded != 1) {
     PyErr_Clear();
     return;
   }
-  const python_error_guard keep;
-  sd::scoped_ref cuda = sd::scoped_ref::steal(PyImport_ImportModule("cupy.cuda"));
-  if (!cuda) return;
-  cupy.get_current_stream = PyObject_GetAttrString(cuda.get(), "get_current_stream");
-  cupy.external_stream = PyObject_GetAttrString(cuda.get(), "ExternalStream");
-  cupy.seen = PyDict_New();
-  if (cupy.get_current_stream == nullptr || cupy.external_stream == nullptr || cupy.seen == nullptr) return;
-  streamlike_current_stream_provider table{};
-  table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-  table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_CUPY;
-  table.name = "cupy";
-  table.get = &cupy_get;
-  table.set = &cupy_set;
   try {
-    streamlike::register_current_stream_provider(table);
+    std::call_once(cupy_once, [] {
+      const python_error_guard keep;
+      sd::scoped_ref cuda = sd::scoped_ref::steal(PyImport_ImportModule("cupy.cuda"));
+      if (!cuda) return;
+      cupy_functions found;
+      found.get_current_stream = PyObject_GetAttrString(cuda.get(), "get_current_stream");
+      found.external_stream = PyObject_GetAttrString(cuda.get(), "ExternalStream");
+      if (sd::scoped_ref stream_type = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "Stream"))) {
+        found.null_stream = PyObject_GetAttrString(stream_type.get(), "null");
+        if (PyObject_HasAttrString(stream_type.get(), "ptds") == 1)
+          found.per_thread_stream = PyObject_GetAttrString(stream_type.get(), "ptds");
+      }
+      if (found.get_current_stream == nullptr || found.external_stream == nullptr || found.null_stream == nullptr) {
+        Py_XDECREF(found.get_current_stream);
+        Py_XDECREF(found.external_stream);
+        Py_XDECREF(found.null_stream);
+        Py_XDECREF(found.per_thread_stream);
+        return; // not the CuPy this provider knows: no provider
+      }
+      cupy = found;
+      streamlike_current_stream_provider table{};
+      table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+      table.struct_size = sizeof table;
+      table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_CUPY;
+      table.name = "cupy";
+      table.get = &cupy_get;
+      table.enter = &cupy_enter;
+      table.leave = &cupy_leave;
+      try {
+        streamlike::register_current_stream_provider(table);
+      } catch (...) {
+        // registered already (by the application under that name): leave it
+      }
+    });
   } catch (...) {
-    // registered already (by the application under that name): leave it
+    return; // std::call_once could not run (a system error): try again next time
   }
-  cupy_registered.store(true, std::memory_order_release);
+  done.store(true, std::memory_order_release);
 }
 
 // --- Arguments and results ---------------------------------------------------------------------
@@ -185,17 +248,31 @@ PyObject* py_current_stream(PyObject*, PyObject* const* args, Py_ssize_t nargsf,
   return streamlike_package::new_view(*current, nullptr, "current");
 }
 
-/// The capsule's get: streamlike::current_stream() of this copy (GIL held by the caller).
-int package_get(void*, int32_t device, void** stream) {
-  try {
-    *stream = streamlike::current_stream(device).get();
-    return STREAMLIKE_CURRENT_STREAM_OK;
-  } catch (...) {
-    return STREAMLIKE_CURRENT_STREAM_FAILED;
-  }
-}
-
 // --- use ---------------------------------------------------------------------------------------
+
+/// torch's current stream is a stream id beside the handle: the scope's torch provider makes the
+/// handle current (an external stream, which does not compare equal to the torch.cuda.Stream it
+/// came from). For a torch stream object, torch's own setter (torch.cuda.set_stream) then makes
+/// the very object current, so torch.cuda.current_stream() == s inside; leaving the scope's guard
+/// puts back what torch had before, whatever is current then. Best effort: where torch refuses,
+/// torch keeps the handle. Only where torch is already imported (never imports it).
+void let_torch_see_its_object(PyObject* stream) noexcept {
+  static std::atomic<PyObject*> name_slot{nullptr};
+  PyObject* name = sd::interned(name_slot, "torch");
+  if (name == nullptr || PyDict_Contains(PyImport_GetModuleDict(), name) != 1) {
+    PyErr_Clear();
+    return;
+  }
+  const python_error_guard keep;
+  sd::scoped_ref torch = sd::scoped_ref::steal(PyImport_GetModule(name));
+  if (!torch) return;
+  sd::scoped_ref cuda = sd::scoped_ref::steal(PyObject_GetAttrString(torch.get(), "cuda"));
+  if (!cuda) return;
+  sd::scoped_ref stream_type = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "Stream"));
+  if (!stream_type || PyObject_IsInstance(stream, stream_type.get()) != 1) return;
+  sd::scoped_ref set = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "set_stream"));
+  if (set) (void)sd::scoped_ref::steal(PyObject_CallOneArg(set.get(), stream));
+}
 
 /// `with streamlike.use(stream, device=None):` a scoped_current_stream entered and left from
 /// Python, on one thread.
@@ -216,18 +293,32 @@ public:
     scope_ = device_ ? std::make_unique<streamlike::scoped_current_stream>(view_, *device_)
                      : std::make_unique<streamlike::scoped_current_stream>(view_);
     thread_ = std::this_thread::get_id();
+    let_torch_see_its_object(object_.ptr());
     return *this;
   }
+
+  use_scope(const use_scope&) = delete;
+  use_scope& operator=(const use_scope&) = delete;
+  ~use_scope() { leak_if_entered(); }
 
   void exit() {
     if (!scope_) return;
     if (thread_ != std::this_thread::get_id()) {
       // Restoring here would change this thread's streams, not those of the thread that entered.
-      (void)scope_.release(); // the entering thread's streams stay set; nothing to do safely
+      leak_if_entered();
       throw std::runtime_error("streamlike.use: the block was left on another thread than the one that entered it; "
-                               "that thread's current streams were not restored");
+                               "that thread's current streams were not restored (its stream is kept alive for good)");
     }
     scope_.reset();
+  }
+
+  /// A block that can no longer be left where it was entered (left on another thread, or collected
+  /// while entered): its stream may still be current in the entering thread's frameworks, so the
+  /// scope is never restored and the stream object is never released (a leak, by design).
+  void leak_if_entered() noexcept {
+    if (!scope_) return;
+    (void)scope_.release();
+    if (object_.is_valid()) object_.inc_ref();
   }
 
   [[nodiscard]] const nb::object& stream() const noexcept { return object_; }
@@ -264,7 +355,11 @@ int use_traverse(PyObject* self, visitproc visit, void* arg) {
 }
 
 int use_clear(PyObject* self) {
-  if (nb::inst_ready(self)) nb::inst_ptr<use_scope>(self)->held().reset();
+  if (nb::inst_ready(self)) {
+    use_scope* block = nb::inst_ptr<use_scope>(self);
+    block->leak_if_entered(); // an entered block's stream outlives the collected cycle
+    block->held().reset();
+  }
   return 0;
 }
 
@@ -333,8 +428,11 @@ void bind_current_stream(nb::module_& m) {
       "current_stream_check_enabled", []() { return streamlike::current_stream_check_enabled(); },
       "Whether the current-stream check is on.");
 
-  static const streamlike::python::package_current_stream_api api{1, &package_get};
-  m.attr("_current_stream_api") = nb::capsule(&api, streamlike::python::package_current_stream_capsule);
+  // This copy's C table (streamlike/c/current_stream_provider.h): other modules and frameworks
+  // read, set and register through it (CuPy's provider and the use blocks live in this copy).
+  m.attr("_current_stream_api") =
+      nb::capsule(const_cast<streamlike_current_stream_api*>(streamlike_current_stream_api_table()),
+                  streamlike::python::package_current_stream_capsule);
 }
 
 } // namespace streamlike_package

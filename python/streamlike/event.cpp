@@ -62,7 +62,13 @@ void bind_event(nb::module_& m) {
       .def(
           "sync",
           [](const event& e) {
-            if (finished_within_poll([&] { return e.is_done(); })) return; // nothing to wait for: keep the GIL
+            switch (finished_within_poll([&] { return e.is_done(); })) {
+              case poll_result::finished: return;
+              case poll_result::threw:
+                e.sync(); // reports the refusal or the error, GIL held (finished_within_poll)
+                return;
+              case poll_result::unfinished: break;
+            }
             const nb::gil_scoped_release unlocked;
             e.sync();
           },

@@ -127,9 +127,14 @@ template <class F>
 /// which a waiting thread asks the holder to hand the GIL over.
 inline constexpr std::chrono::microseconds gil_held_poll{50};
 
-/// Whether the work is finished, asked of `is_done()` until it says so or gil_held_poll has passed;
-/// false also if it throws (the blocking call that follows then reports the problem under its own
-/// name: the same capture rule, or the same CUDA error).
+/// What polling `is_done()` found (finished_within_poll).
+enum class poll_result {
+  finished,   ///< nothing to wait for: the GIL is kept
+  unfinished, ///< still running after gil_held_poll: wait with the GIL released
+  threw,      ///< refused (a capture) or failed: the blocking call reports it, holding the GIL
+};
+
+/// Asks `is_done()` until it says so or gil_held_poll has passed.
 ///
 /// sync() asks this first, holding the GIL, and releases the GIL only for a wait that has lasted
 /// gil_held_poll already. Releasing it around a call that returns at once, or within a few
@@ -138,16 +143,21 @@ inline constexpr std::chrono::microseconds gil_held_poll{50};
 /// wake than the call lasted, finds it taken again and sleeps again with its wait restarted; and
 /// it asks the holder to drop the GIL only after a whole switch interval with no hand-over, which
 /// threads trading the GIL among themselves never leave (CPython's take_gil).
+///
+/// Where `is_done()` throws, the blocking call that follows runs with the GIL held, so it reports
+/// the problem under its own name and its capture check sees every framework's current stream
+/// (CuPy's is read only from a thread that holds the GIL); such a call returns at once.
 template <class IsDone>
-[[nodiscard]] bool finished_within_poll(IsDone&& is_done) noexcept {
+[[nodiscard]] poll_result finished_within_poll(IsDone&& is_done) noexcept {
   try {
     const auto deadline = std::chrono::steady_clock::now() + gil_held_poll;
     do {
-      if (is_done()) return true;
+      if (is_done()) return poll_result::finished;
     } while (std::chrono::steady_clock::now() < deadline);
   } catch (...) {
+    return poll_result::threw;
   }
-  return false;
+  return poll_result::unfinished;
 }
 
 /// Reads any stream object: ours without a Python call, torch's through its fast path, the rest

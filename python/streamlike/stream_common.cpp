@@ -158,14 +158,23 @@ PyObject* method_sync(PyObject* self, PyObject*) {
   // `self` (and so its owner) stays alive: the caller holds it.
   const shared_stream* owner = owner_of(self);
   const stream_view view = view_of(self);
-  if (finished_within_poll([&] { return owner != nullptr ? owner->is_done() : view.is_done(); })) Py_RETURN_NONE;
-  return unlocked([&] {
+  const auto sync = [&] {
     if (owner != nullptr) {
       owner->sync();
     } else {
       view.sync();
     }
-  });
+  };
+  switch (finished_within_poll([&] { return owner != nullptr ? owner->is_done() : view.is_done(); })) {
+    case poll_result::finished: Py_RETURN_NONE;
+    case poll_result::threw:
+      return guarded([&] { // reports the refusal or the error, GIL held (finished_within_poll)
+        sync();
+        Py_RETURN_NONE;
+      });
+    case poll_result::unfinished: break;
+  }
+  return unlocked(sync);
 }
 
 PyObject* method_is_done(PyObject* self, PyObject*) {

@@ -1,6 +1,6 @@
-// current_stream() and scoped_current_stream with fake providers: no GPU, no framework. Devices
-// are given explicitly (the current device needs a driver) and streams are fake handles, never
-// handed to CUDA.
+// current_stream() and scoped_current_stream with fake providers: no GPU, no framework. The
+// program carries the fake CUDA of test/gpu/fake_driver (two devices): streams are its streams.
+#include "fake_cuda_streams.hpp"
 #include "host_support.hpp"
 
 #include <streamlike/current_stream.hpp>
@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -96,6 +97,7 @@ streamlike_current_stream_provider table(const char* name, int32_t priority, dec
                                          decltype(&fake_framework::set) set) {
   streamlike_current_stream_provider p{};
   p.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  p.struct_size = sizeof p;
   p.priority = priority;
   p.name = name;
   p.get = get;
@@ -128,9 +130,9 @@ std::vector<std::string> provider_names() {
   return names;
 }
 
-const stream_view s1{fake_handle(0x1000)};
-const stream_view s2{fake_handle(0x2000)};
-const stream_view s3{fake_handle(0x3000)};
+const stream_view s1 = host_test::fake_cuda_stream(0);
+const stream_view s2 = host_test::fake_cuda_stream(0);
+const stream_view s3 = host_test::fake_cuda_stream(0);
 
 } // namespace
 
@@ -164,8 +166,8 @@ TEST_CASE("a scope makes its stream current on its device only, and restores it 
 
 TEST_CASE("a scope accepts any stream_like object") {
   reset_fakes();
-  const cudaStream_t raw = fake_handle(0x4000);
-  const cuda::stream_ref ref{fake_handle(0x5000)};
+  const cudaStream_t raw = host_test::fake_cuda_stream(0).get();
+  const cuda::stream_ref ref{host_test::fake_cuda_stream(0).get()};
   {
     const streamlike::scoped_current_stream guard{raw, device};
     CHECK(streamlike::current_stream(device) == stream_view{raw});
@@ -226,13 +228,17 @@ TEST_CASE("the rule: in priority order, the first provider naming a non-default 
     fake_framework::current[device] = s1.get();
     CHECK(streamlike::current_stream(device) == s1);
   }
-  SUBCASE("a framework's scope opened inside a streamlike scope answers (streamlike's own is asked last)") {
+  SUBCASE("a framework's block opened inside a streamlike scope answers; two such blocks: the first in order") {
     const streamlike::scoped_current_stream guard{s1, device};
     CHECK(streamlike::current_stream(device) == s1);
     other_framework::current = s2.get();             // "with other.stream(s2):" inside
-    CHECK(streamlike::current_stream(device) == s1); // `first` still names s1, and ranks higher
-    fake_framework::current[device] = s3.get();
-    CHECK(streamlike::current_stream(device) == s3);
+    CHECK(streamlike::current_stream(device) == s2); // `first` names s1 still: the scope's, not its own
+    fake_framework::current[device] = s3.get();      // and "with first.stream(s3):" inside that
+    CHECK(streamlike::current_stream(device) == s3); // both changed: the first in priority order
+    fake_framework::current[device] = s1.get();      // first's block ends
+    CHECK(streamlike::current_stream(device) == s2);
+    other_framework::current = s1.get(); // other's block ends
+    CHECK(streamlike::current_stream(device) == s1);
   }
   SUBCASE("a provider that cannot answer on this thread is skipped") {
     fake_framework::unavailable = true;
@@ -269,21 +275,22 @@ TEST_CASE("current_stream_conflicts lists every answer when providers disagree, 
   {
     const streamlike::scoped_current_stream guard{s1, device};
     CHECK(streamlike::current_stream_conflicts(device).empty()); // all three agree on s1
-    other_framework::current = s2.get();
+    other_framework::current = s2.get();                         // `second`'s own block inside the scope: it answers
     const auto conflicts = streamlike::current_stream_conflicts(device);
     REQUIRE(conflicts.size() == 3);
-    CHECK(conflicts[0].provider == "first");
-    CHECK(conflicts[0].stream == s1);
-    CHECK(conflicts[1].provider == "second");
-    CHECK(conflicts[1].stream == s2);
+    CHECK(conflicts[0].provider == "second");
+    CHECK(conflicts[0].stream == s2);
+    CHECK(conflicts[1].provider == "first");
+    CHECK(conflicts[1].stream == s1);
     CHECK(conflicts[2].provider == "streamlike");
     CHECK(conflicts[2].stream == s1);
   }
   other_framework::current = s2.get(); // only `second` names a stream: it answers, listed first
   const auto conflicts = streamlike::current_stream_conflicts(device);
-  REQUIRE(conflicts.size() == 3);
+  REQUIRE(conflicts.size() == 2); // streamlike's own slot, set by no scope, is no answer
   CHECK(conflicts[0].provider == "second");
   CHECK(conflicts[0].stream == s2);
+  CHECK(conflicts[1].provider == "first");
 }
 
 TEST_CASE("each thread has its own current stream") {
@@ -358,17 +365,58 @@ TEST_CASE("the C functions register and unregister with result codes") {
   CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
 }
 
-TEST_CASE("a provider unregistered while a scope is open is not restored into") {
+TEST_CASE("restore goes through the provider the scope set: unregistered meanwhile, it is still left") {
   reset_fakes();
   auto fake = table("leaving", 10, &fake_framework::get, &fake_framework::set);
   streamlike::register_current_stream_provider(fake);
+  fake_framework::current[device] = s3.get();
   {
     const streamlike::scoped_current_stream guard{s1, device};
     CHECK(fake_framework::sets == 1);
     CHECK(streamlike::unregister_current_stream_provider("leaving"));
   }
-  CHECK(fake_framework::sets == 1); // not called again on exit
-  CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
+  CHECK(fake_framework::sets == 2); // put back on exit: the framework does not keep the scope's stream
+  CHECK(fake_framework::current[device] == s3.get());
+  CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}}); // and no longer asked
+}
+
+namespace {
+/// Two registrations under one name, each with its own context: which one a leave reaches.
+struct counted_tokens {
+  int leaves = 0;
+  static int get(void*, int32_t, void** stream) {
+    *stream = nullptr;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+  static int enter(void* context, int32_t, void*, void** token) {
+    *token = context; // the token names the registration that made it
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+  static int leave(void* context, int32_t, void* token) {
+    if (token != context) return STREAMLIKE_CURRENT_STREAM_FAILED; // another registration's token
+    ++static_cast<counted_tokens*>(context)->leaves;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+};
+} // namespace
+
+TEST_CASE("a provider registered again under its name while a scope is open: the scope leaves the one it entered") {
+  counted_tokens first_registration;
+  counted_tokens second_registration;
+  auto p = table("again", 10, &counted_tokens::get, nullptr);
+  p.enter = &counted_tokens::enter;
+  p.leave = &counted_tokens::leave;
+  p.context = &first_registration;
+  streamlike::register_current_stream_provider(p);
+  {
+    const streamlike::scoped_current_stream guard{s1, device};
+    CHECK(streamlike::unregister_current_stream_provider("again"));
+    p.context = &second_registration;
+    streamlike::register_current_stream_provider(p);
+  }
+  CHECK(first_registration.leaves == 1);
+  CHECK(second_registration.leaves == 0);
+  CHECK(streamlike::unregister_current_stream_provider("again"));
 }
 
 TEST_CASE("a device below -1 is refused by name") {
@@ -378,10 +426,51 @@ TEST_CASE("a device below -1 is refused by name") {
   CHECK_MESSAGE(host_test::contains(e->what(), "got -2"), e->what());
 }
 
-TEST_CASE("without a GPU, the current device cannot be read: streamlike::error names the call") {
-  if (host_test::device_present()) return;
-  host_test::check_no_device_error(host_test::thrown<streamlike::error>([] { (void)streamlike::current_stream(); }),
-                                   "current_stream: cudaGetDevice");
+TEST_CASE("a device the process does not have is refused by name, with the range, before any provider is asked") {
+  reset_fakes();
+  const registered fake{table("fake", 50, &fake_framework::get, &fake_framework::set)};
+  const auto read = host_test::thrown<std::invalid_argument>([] { (void)streamlike::current_stream(2); });
+  REQUIRE(read.has_value());
+  CHECK_MESSAGE(host_test::contains(read->what(), "current_stream: device 2 does not exist; expected 0..1"),
+                read->what());
+  const auto scope = host_test::thrown<std::invalid_argument>([] {
+    const streamlike::scoped_current_stream guard{stream_view::legacy_default(), 3};
+  });
+  REQUIRE(scope.has_value());
+  CHECK_MESSAGE(host_test::contains(scope->what(), "scoped_current_stream: device 3 does not exist; expected 0..1"),
+                scope->what());
+  CHECK(fake_framework::sets == 0);
+  const auto conflicts =
+      host_test::thrown<std::invalid_argument>([] { (void)streamlike::current_stream_conflicts(7); });
+  REQUIRE(conflicts.has_value());
+  CHECK_MESSAGE(host_test::contains(conflicts->what(), "device 7 does not exist"), conflicts->what());
+}
+
+TEST_CASE("a stream is made current on its own device, and refused for a device it does not belong to") {
+  reset_fakes();
+  const registered fake{table("fake", 50, &fake_framework::get, &fake_framework::set)};
+  const stream_view on_1 = host_test::fake_cuda_stream(1);
+  {
+    const streamlike::scoped_current_stream guard{on_1}; // its own device, not the current one (0)
+    CHECK(guard.device() == 1);
+    CHECK(streamlike::current_stream(1) == on_1);
+    CHECK(streamlike::current_stream(0) == stream_view{cudaStream_t{}});
+    CHECK(fake_framework::current[1] == on_1.get());
+    CHECK(fake_framework::current[0] == nullptr);
+  }
+  CHECK(fake_framework::current[1] == nullptr);
+  const int sets_before = fake_framework::sets;
+  const auto e = host_test::thrown<std::invalid_argument>([&] {
+    const streamlike::scoped_current_stream guard{on_1, 0};
+  });
+  REQUIRE(e.has_value());
+  CHECK_MESSAGE(host_test::contains(e->what(), "belongs to device 1, not device 0"), e->what());
+  CHECK(fake_framework::sets == sets_before); // the refused scope set nothing
+  {
+    const streamlike::scoped_current_stream guard{stream_view::per_thread_default(), 1}; // a default stream: any device
+    CHECK(fake_framework::current[1] == cudaStreamPerThread);
+    CHECK(fake_framework::current[0] == nullptr);
+  }
 }
 
 TEST_CASE("a provider with enter and leave is entered and left instead of get and set, exceptions too") {
@@ -415,4 +504,136 @@ TEST_CASE("a provider with only one of enter and leave is refused by name") {
   const auto e = host_test::thrown<std::invalid_argument>([&] { streamlike::register_current_stream_provider(p); });
   REQUIRE(e.has_value());
   CHECK_MESSAGE(host_test::contains(e->what(), "only one of enter and leave"), e->what());
+}
+
+TEST_CASE("inside a scope, a framework block opened inside it wins whatever it names, default streams too") {
+  reset_fakes();
+  const registered first{table("first", 10, &fake_framework::get, &fake_framework::set)};
+  const registered second{table("second", 20, &other_framework::get, &other_framework::set)};
+  const stream_view legacy = stream_view::legacy_default();
+  const streamlike::scoped_current_stream outer{s1, device};
+  CHECK(streamlike::current_stream(device) == s1);
+
+  SUBCASE("the framework's block names its default stream (handle 0)") {
+    fake_framework::current[device] = nullptr; // "with torch.cuda.stream(torch.cuda.default_stream()):"
+    CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
+    const auto conflicts = streamlike::current_stream_conflicts(device);
+    REQUIRE_FALSE(conflicts.empty());
+    CHECK(conflicts.front().provider == "first");
+  }
+  SUBCASE("the lower-priority framework's block names the legacy default stream") {
+    other_framework::current = legacy.get(); // "with cupy.cuda.Stream.null:"
+    CHECK(streamlike::current_stream(device) == legacy);
+  }
+  SUBCASE("a scope opened inside the framework's block wins again, and leaving it gives the block back") {
+    fake_framework::current[device] = nullptr;
+    {
+      const streamlike::scoped_current_stream inner{s2, device};
+      CHECK(streamlike::current_stream(device) == s2);
+    }
+    CHECK(fake_framework::current[device] == nullptr);
+    CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
+  }
+  SUBCASE("a block on another device changes nothing here") {
+    fake_framework::current[1] = nullptr;
+    CHECK(streamlike::current_stream(device) == s1);
+  }
+  SUBCASE("another thread has no scope: the rule outside scopes") {
+    stream_view seen{fake_handle(0xdead)};
+    std::thread([&] { seen = streamlike::current_stream(device); }).join();
+    CHECK(seen == stream_view{cudaStream_t{}});
+  }
+}
+
+TEST_CASE("inside a scope, a read-only provider's stream from before the scope does not answer; a change does") {
+  reset_fakes();
+  const registered reader{table("read-only", 10, &fake_framework::get, nullptr)};
+  fake_framework::current[device] = s3.get(); // named before the scope; the scope cannot set it
+  CHECK(streamlike::current_stream(device) == s3);
+  {
+    const streamlike::scoped_current_stream scope{s1, device};
+    CHECK(streamlike::current_stream(device) == s1);
+    fake_framework::current[device] = s2.get(); // the framework's own block, inside the scope
+    CHECK(streamlike::current_stream(device) == s2);
+    fake_framework::current[device] = s3.get();
+  }
+  CHECK(streamlike::current_stream(device) == s3);
+}
+
+TEST_CASE("the provider table is versioned and sized: version 0, a newer version and a short table are refused") {
+  reset_fakes();
+  const auto refused = [](const streamlike_current_stream_provider& p, const char* says) {
+    const auto e = host_test::thrown<std::invalid_argument>([&] { streamlike::register_current_stream_provider(p); });
+    REQUIRE(e.has_value());
+    CHECK_MESSAGE(host_test::contains(e->what(), says), e->what());
+    CHECK(streamlike_current_stream_register(&p) == STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER);
+  };
+  auto p = table("versioned", 10, &fake_framework::get, &fake_framework::set);
+  auto unfilled = p;
+  unfilled.version = 0;
+  refused(unfilled, "provider version 0 is no version");
+  auto newer = p;
+  newer.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION + 1;
+  refused(newer, "knows versions 1 to 1");
+  auto short_table = p;
+  short_table.struct_size = offsetof(streamlike_current_stream_provider, enter);
+  refused(short_table, "is smaller than version 1's table");
+  auto zero_size = p;
+  zero_size.struct_size = 0;
+  refused(zero_size, "struct_size 0");
+  CHECK(provider_names() == std::vector<std::string>{"streamlike"});
+  const registered accepted{p}; // version 1, its own size
+  CHECK(provider_names() == std::vector<std::string>{"versioned", "streamlike"});
+}
+
+TEST_CASE("the C entry point reads the current stream as current_stream() does, and fails by its code") {
+  reset_fakes();
+  void* stream = nullptr;
+  CHECK(streamlike_current_stream_get(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(stream == nullptr);
+  {
+    const streamlike::scoped_current_stream guard{s1, device};
+    CHECK(streamlike_current_stream_get(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK);
+    CHECK(stream == s1.get());
+    stream = nullptr;
+    CHECK(streamlike_current_stream_get(-1, &stream) == STREAMLIKE_CURRENT_STREAM_OK); // the current device: 0
+    CHECK(stream == s1.get());
+    void* untouched = s3.get();
+    CHECK(streamlike_current_stream_get(host_test::fake_devices, &untouched) == STREAMLIKE_CURRENT_STREAM_FAILED);
+    CHECK(streamlike_current_stream_get(-2, &untouched) == STREAMLIKE_CURRENT_STREAM_FAILED);
+    CHECK(untouched == s3.get());
+    CHECK(streamlike_current_stream_get(device, nullptr) == STREAMLIKE_CURRENT_STREAM_FAILED);
+  }
+}
+
+TEST_CASE("the C table sets, reads and restores, and registers and unregisters, as the C functions do") {
+  reset_fakes();
+  const streamlike_current_stream_api* api = streamlike_current_stream_api_table();
+  REQUIRE(api != nullptr);
+  CHECK(api->version == STREAMLIKE_CURRENT_STREAM_API_VERSION);
+  CHECK(api->struct_size == sizeof(streamlike_current_stream_api));
+  const auto p = table("through-table", 10, &fake_framework::get, &fake_framework::set);
+  REQUIRE(api->register_provider(&p) == STREAMLIKE_CURRENT_STREAM_REGISTERED);
+  fake_framework::current[device] = s3.get();
+  void* token = nullptr;
+  REQUIRE(api->set(device, s1.get(), &token) == STREAMLIKE_CURRENT_STREAM_OK);
+  void* inside = nullptr;
+  CHECK(api->get(device, &inside) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(inside == s1.get());
+  CHECK(fake_framework::current[device] == s1.get());
+  void* nested = nullptr;
+  REQUIRE(api->set(-1, s2.get(), &nested) == STREAMLIKE_CURRENT_STREAM_OK); // -1: the stream's own device
+  CHECK(streamlike::current_stream(device) == s2);
+  CHECK(api->restore(nested) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(api->restore(token) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(fake_framework::current[device] == s3.get());
+  void* refused = nullptr;
+  CHECK(api->set(host_test::fake_devices, s1.get(), &refused) == STREAMLIKE_CURRENT_STREAM_FAILED);
+  CHECK(api->set(1, s1.get(), &refused) == STREAMLIKE_CURRENT_STREAM_FAILED); // s1 is device 0's
+  CHECK(api->set(device, s1.get(), nullptr) == STREAMLIKE_CURRENT_STREAM_FAILED);
+  CHECK(refused == nullptr);
+  CHECK(fake_framework::current[device] == s3.get());
+  CHECK(api->restore(nullptr) == STREAMLIKE_CURRENT_STREAM_FAILED);
+  CHECK(api->unregister_provider("through-table") == STREAMLIKE_CURRENT_STREAM_REGISTERED);
+  CHECK(api->unregister_provider("through-table") == STREAMLIKE_CURRENT_STREAM_NOT_FOUND);
 }

@@ -1,5 +1,7 @@
 // The opt-in check that a stream given to streamlike is the current one, with a fake provider and
-// a recording reporter: no GPU (devices given explicitly, fake handles never handed to CUDA).
+// a recording reporter: no GPU. The program carries the fake CUDA of test/gpu/fake_driver: streams
+// are its streams, except one handle it never made (a stream CUDA cannot ask about).
+#include "fake_cuda_streams.hpp"
 #include "host_support.hpp"
 
 #include <streamlike/current_stream.hpp>
@@ -8,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -52,13 +55,28 @@ int framework_get(void*, int32_t, void** stream) {
   return STREAMLIKE_CURRENT_STREAM_OK;
 }
 
-const stream_view s1{fake_handle(0x1000)};
-const stream_view s2{fake_handle(0x2000)};
+const stream_view s1 = host_test::fake_cuda_stream(0);
+const stream_view s2 = host_test::fake_cuda_stream(0);
+const stream_view unknown{fake_handle(0x2000)}; // not a stream of the fake
 
 } // namespace
 
+TEST_CASE("the check starts as STREAMLIKE_CHECK_CURRENT_STREAM says") {
+  // The suite runs this program twice: without the variable (off) and with it set to 1 (on).
+  const char* value = std::getenv("STREAMLIKE_CHECK_CURRENT_STREAM");
+  const bool set = value != nullptr && value[0] != '\0' && std::string(value) != "0";
+  CHECK(streamlike::current_stream_check_enabled() == set);
+  if (set) {
+    reports.clear();
+    (void)streamlike::set_current_stream_check_reporter(&record);
+    streamlike::check_current_stream(s2, device, "from-environment.cpp:1"); // s2 is not current: reported
+    CHECK(reports.size() == 1);
+    (void)streamlike::set_current_stream_check_reporter(nullptr);
+    streamlike::set_current_stream_check(false); // the other cases start from off
+  }
+}
+
 TEST_CASE("the check is off unless STREAMLIKE_CHECK_CURRENT_STREAM or a call turns it on") {
-  // The suite runs without the variable: off.
   CHECK_FALSE(streamlike::current_stream_check_enabled());
   reports.clear();
   (void)streamlike::set_current_stream_check_reporter(&record);
@@ -74,6 +92,7 @@ TEST_CASE("a stream other than the current one is reported once per call site, n
   const checking on;
   streamlike_current_stream_provider framework{};
   framework.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  framework.struct_size = sizeof framework;
   framework.priority = 10;
   framework.name = "framework";
   framework.get = &framework_get;
@@ -110,9 +129,11 @@ TEST_CASE("inside a scope, launching on its stream is silent and on another is r
   CHECK(reports[0].provider == "streamlike");
 }
 
-TEST_CASE("without a GPU, a stream whose device cannot be read is not reported (and nothing throws)") {
-  if (host_test::device_present()) return;
+TEST_CASE("a stream whose device cannot be read is not reported (and nothing throws)") {
+  REQUIRE(fake_cuda_present() == 1);
   const checking on;
-  streamlike::check_current_stream(s2, "nodevice.cpp:1");
+  streamlike::check_current_stream(unknown, "nodevice.cpp:1");
   CHECK(reports.empty());
+  streamlike::check_current_stream(s2, "known.cpp:1"); // its device is read: reported
+  CHECK(reports.size() == 1);
 }

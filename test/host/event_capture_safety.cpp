@@ -9,6 +9,7 @@
 #include "../gpu/fake_driver/fake_cuda.h"
 
 #include <streamlike/capture.hpp>
+#include <streamlike/current_stream.hpp>
 #include <streamlike/error.hpp>
 #include <streamlike/event.hpp>
 #include <streamlike/graph.hpp>
@@ -204,15 +205,24 @@ TEST_CASE("sync and is_done of an event recorded outside any capture, during a c
   }
 }
 
-TEST_CASE("a capture streamlike did not begin: only CUDA can judge sync of an event recorded outside it") {
-  // docs/cuda-graphs.md lists this case: streamlike cannot know the capture runs, so the call
-  // reaches CUDA, which (in global mode) invalidates the capture. This row pins that limit down.
+TEST_CASE("a capture streamlike did not begin: seen through the current stream, else only CUDA can judge") {
+  // Its stream current (as torch.cuda.graph and CuPy's capture make it): refused by name, the
+  // capture intact. docs/cuda-graphs.md lists the other case: streamlike cannot know the capture
+  // runs, so the call reaches CUDA, which (in global mode) refuses it and invalidates the capture.
+  // This row pins that limit down; test/host/capture_interaction.cpp has the whole table.
   fake_stream other;
   fake_stream s;
   const event done = streamlike::record(other.handle);
   REQUIRE(fake_cuda_set_capture(s.handle, fake_cuda_active, cudaStreamCaptureModeGlobal) == 0);
+  {
+    const streamlike::scoped_current_stream current{stream_view{s.handle}};
+    check_call(
+        "event::sync", outcome::refuses, [&] { done.sync(); }, cudaErrorStreamCaptureUnsupported,
+        "the calling thread's current stream is capturing");
+    CHECK(fake_cuda_capture_status(s.handle) == fake_cuda_active);
+  }
   fake_cuda_reset_log();
-  done.sync();
+  CHECK_THROWS_AS(done.sync(), streamlike::error); // CUDA's refusal
   CHECK(fake_cuda_invalidations() == 1);
   CHECK(fake_cuda_capture_status(s.handle) == fake_cuda_invalidated);
 }

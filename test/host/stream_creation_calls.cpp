@@ -167,3 +167,29 @@ TEST_CASE("an adopted shared_stream dropped where another device is current: the
   CHECK(fake_cuda_live_streams() == live);
   fake_cuda_set_devices(1);
 }
+
+TEST_CASE("a refused driver destroy falls through to the runtime's destroy on the stream's device") {
+  // Each owner's drop path that tries cuStreamDestroy first: a refusal must not count as done (the
+  // stream would leak unseen); the runtime's destroy, with the stream's device current, follows.
+  fake_cuda_set_devices(2);
+  const std::function<void()> drops[] = {
+      [] { const shared_stream s = shared_stream::create(); }, // the primary context's id, then the destroy
+      [] {
+        shared_stream s = shared_stream::create(); // dropped where another device is current
+        REQUIRE(cudaSetDevice(1) == cudaSuccess);
+        s.reset();
+        REQUIRE(cudaSetDevice(0) == cudaSuccess);
+      },
+      [] { const unique_stream u = unique_stream::create(); }, // the stream's context current
+  };
+  for (const auto& drop : drops) {
+    const long live = fake_cuda_live_streams();
+    fake_cuda_reset_log();
+    REQUIRE(fake_cuda_fail_next("cuStreamDestroy", cudaErrorInvalidValue) == 0);
+    drop();
+    CHECK(fake_cuda_calls("cuStreamDestroy") == 1);
+    CHECK(fake_cuda_calls("cudaStreamDestroy") == 1);
+    CHECK(fake_cuda_live_streams() == live);
+  }
+  fake_cuda_set_devices(1);
+}

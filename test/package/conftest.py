@@ -8,8 +8,10 @@ interpreter, so the extension module matches it).
 Environment:
   STREAMLIKE_SOURCE        the repository root (pyproject.toml); default: two folders up
   STREAMLIKE_WHEELHOUSE    the wheels pip builds with; default: STREAMLIKE_SOURCE/.deps/wheels
-  STREAMLIKE_PACKAGE_SITE  use the package already installed in this folder (pip install --target)
-                           instead of building it
+  STREAMLIKE_PACKAGE_SITE  use the package already installed in this folder (pip install --target,
+                           or an environment's site-packages: scripts/wheel-gpu-check) instead of
+                           building it
+  STREAMLIKE_PACKAGE_PYTHON  with STREAMLIKE_PACKAGE_SITE: the interpreter whose environment that is
   STREAMLIKE_BRIDGE_MODULES_DIR  where the python suite's test modules are (test/python), for the
                            tests that hand streams between them and the package
 """
@@ -53,7 +55,7 @@ def _install(tmp):
     if site:
         if not os.path.isdir(os.path.join(site, "streamlike")):
             pytest.fail(f"STREAMLIKE_PACKAGE_SITE={site} holds no streamlike/ folder")
-        return Installed(site, None)
+        return Installed(site, os.environ.get("STREAMLIKE_PACKAGE_PYTHON") or None)
     if not os.path.isdir(WHEELHOUSE):
         pytest.skip(f"no wheelhouse at {WHEELHOUSE} for an offline pip install (scripts/setup fills it)")
     missing = _missing_wheels()

@@ -212,3 +212,63 @@ def test_the_check_flags_a_stream_other_than_the_current_one(sl, torch, current_
         current_module.set_check(False)
     err = capfd.readouterr().err
     assert err.count("not the current stream") == 1, err
+
+
+def test_use_of_a_default_stream_keeps_torch_and_cupy_on_their_own_default(sl, torch, cupy):
+    # The legacy default stream, however it is named, is handed to torch as its handle 0 and to
+    # CuPy as Stream.null: torch ops inside run (an external stream of id 1 would refuse them).
+    x = torch.zeros(1024, device="cuda")
+    for s in (torch.cuda.default_stream(), cupy.cuda.Stream.null, sl.current_stream()):
+        with sl.use(s):
+            x.add_(1)
+            assert torch.cuda.current_stream() == torch.cuda.default_stream()
+            assert cupy.cuda.get_current_stream() is cupy.cuda.Stream.null
+            assert sl.current_stream_conflicts() == []
+    torch.cuda.synchronize()
+    assert x[0].item() == 3.0
+
+
+def test_a_framework_block_inside_use_wins_whatever_it_names(sl, torch, cupy):
+    s = torch.cuda.Stream()
+    with sl.use(s):
+        assert handle(sl.current_stream()) == s.cuda_stream
+        with torch.cuda.stream(torch.cuda.default_stream()):
+            assert handle(sl.current_stream()) in (0, 1)  # torch's default stream, as torch launches
+        with cupy.cuda.Stream.null:
+            assert handle(sl.current_stream()) in (0, 1)
+        t = torch.cuda.Stream()
+        with torch.cuda.stream(t):
+            assert handle(sl.current_stream()) == t.cuda_stream
+        assert handle(sl.current_stream()) == s.cuda_stream
+
+
+def test_a_device_the_process_does_not_have_is_refused_by_name(sl, torch):
+    count = torch.cuda.device_count()
+    with pytest.raises(ValueError, match=f"device {count} does not exist; expected 0..{count - 1}"):
+        sl.current_stream(count)
+    with pytest.raises(ValueError, match="does not exist"):
+        sl.use(torch.cuda.default_stream(), device=count).__enter__()
+    if count >= 2:
+        with torch.cuda.device(0):
+            s = torch.cuda.Stream()
+        with pytest.raises(ValueError, match="belongs to device 0, not device 1"):
+            sl.use(s, device=1).__enter__()
+
+
+def test_inside_use_of_a_torch_stream_torch_sees_that_stream(sl, torch):
+    s = torch.cuda.Stream()
+    before = torch.cuda.current_stream()
+    with sl.use(s):
+        assert torch.cuda.current_stream() == s  # the stream itself, not an external stream of its handle
+        assert handle(sl.current_stream()) == s.cuda_stream
+    assert torch.cuda.current_stream() == before
+
+
+def test_the_python_switch_reports_at_a_modules_check_sites(sl, torch, current_module, capfd):
+    s = torch.cuda.Stream()  # not the current stream
+    sl.set_current_stream_check(True)
+    try:
+        current_module.view_arg(s)
+    finally:
+        sl.set_current_stream_check(False)
+    assert "is not the current stream" in capfd.readouterr().err

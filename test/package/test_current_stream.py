@@ -26,6 +26,18 @@ def sl(streamlike):
     return streamlike
 
 
+@pytest.fixture
+def without_cuda(sl):
+    """Skips where a CUDA device is usable: a scope asks its stream's device (a stream is made
+    current only on its own device), which the fake handles here do not have; without a driver or
+    device the device is taken as given. gpu_current_stream.py covers real streams."""
+    try:
+        sl.current_stream()
+    except Exception:  # noqa: BLE001 - no driver or no device: the fakes never reach CUDA
+        return
+    pytest.skip("a CUDA device is usable: scopes would ask the fake handles' device")
+
+
 def handle(view):
     return view.__cuda_stream__()[1]
 
@@ -38,6 +50,7 @@ def test_without_a_scope_the_current_stream_is_the_default_one(sl):
     assert sl.current_stream(device=0) == view
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_use_makes_a_stream_current_and_restores_it(sl):
     before = handle(sl.current_stream(0))
     with sl.use(FakeStream(0x1000), device=0) as block:
@@ -50,14 +63,19 @@ def test_use_makes_a_stream_current_and_restores_it(sl):
     assert handle(sl.current_stream(0)) == before
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_use_restores_when_an_exception_leaves_the_block(sl):
     before = handle(sl.current_stream(0))
+    block = sl.use(FakeStream(0x3000), device=0)
     with pytest.raises(KeyError):
-        with sl.use(FakeStream(0x3000), device=0):
+        with block:
             raise KeyError("leaves")
+    # Restored by leaving the block, not by collecting it: the block is still alive here.
+    assert block.stream is not None
     assert handle(sl.current_stream(0)) == before
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_another_thread_does_not_see_this_threads_block(sl):
     seen = []
     with sl.use(FakeStream(0x4000), device=0):
@@ -68,6 +86,7 @@ def test_another_thread_does_not_see_this_threads_block(sl):
     assert seen and seen[0] != 0x4000
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_a_block_is_entered_once(sl):
     block = sl.use(FakeStream(0x5000), device=0)
     with block:
@@ -88,6 +107,7 @@ def test_bad_arguments_are_refused_by_name(sl):
         sl.current_stream(0, 1)
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_conflicts_are_empty_when_one_provider_answers(sl):
     assert sl.current_stream_conflicts(0) == []
     with sl.use(FakeStream(0x7000), device=0):
@@ -124,6 +144,7 @@ def current_module(sl):
     return importlib.import_module("streamlike_current_nb_test")
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_a_module_sees_use_blocks_through_the_package(sl, current_module):
     # The module has its own copy of libstreamlike and no framework is loaded: its stream_or_current
     # parameter asks the package when its own copy names no stream. It asks on the current device.
@@ -136,6 +157,7 @@ def test_a_module_sees_use_blocks_through_the_package(sl, current_module):
         assert current_module.stream_arg() == (0x8000, True)
 
 
+@pytest.mark.usefixtures("without_cuda")
 def test_a_linked_module_sees_use_blocks_in_its_own_cpp_calls(sl, current_module):
     assert current_module.link_package()
     assert current_module.link_package()  # twice: still one provider
@@ -145,3 +167,263 @@ def test_a_linked_module_sees_use_blocks_in_its_own_cpp_calls(sl, current_module
     with sl.use(FakeStream(0x9000), device=0):
         assert current_module.current_address(0) == 0x9000
     assert current_module.current_address(0) == 0
+
+
+def _on_a_thread(body):
+    """Runs body() on a thread of its own and re-raises what it raised: what a leaked block leaves
+    current stays in that thread's thread-locals."""
+    failure = []
+
+    def run():
+        try:
+            body()
+        except BaseException as e:  # noqa: BLE001 - handed back to the test
+            failure.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    if failure:
+        raise failure[0]
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_a_block_collected_while_entered_keeps_its_stream_current_and_alive(sl):
+    import gc
+    import weakref
+
+    def body():
+        stream = FakeStream(0xA000)
+        alive = weakref.ref(stream)
+        block = sl.use(stream, device=0)
+        block.__enter__()
+        del stream, block
+        gc.collect()
+        # Still current in this thread's frameworks: neither restored elsewhere nor freed.
+        assert alive() is not None
+        assert handle(sl.current_stream(0)) == 0xA000
+
+    _on_a_thread(body)
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_a_block_left_on_another_thread_keeps_its_stream_alive(sl):
+    import gc
+    import weakref
+
+    entered = threading.Event()
+    left = threading.Event()
+    shared = {}
+
+    def body():
+        stream = FakeStream(0xB000)
+        shared["alive"] = weakref.ref(stream)
+        shared["block"] = sl.use(stream, device=0)
+        shared["block"].__enter__()
+        del stream
+        entered.set()
+        left.wait()
+        assert handle(sl.current_stream(0)) == 0xB000  # the entering thread's stream stays set
+
+    def run():
+        try:
+            body()
+        except BaseException as e:  # noqa: BLE001 - handed back to the test
+            shared["failure"] = e
+            entered.set()
+
+    t = threading.Thread(target=run)
+    t.start()
+    entered.wait()
+    try:
+        with pytest.raises(RuntimeError, match="left on another thread"):
+            shared["block"].__exit__(None, None, None)
+        assert handle(sl.current_stream(0)) != 0xB000  # this thread's streams were not changed
+    finally:
+        left.set()
+        t.join()
+    if "failure" in shared:
+        raise shared["failure"]
+    del shared["block"]
+    gc.collect()
+    assert shared["alive"]() is not None
+
+
+def test_the_python_switch_of_the_check_reaches_a_modules_check_sites(sl, current_module):
+    # The module's own copy has its own switch (off); Python's switch is the package's.
+    assert not current_module.check_active()
+    sl.set_current_stream_check(True)
+    try:
+        assert current_module.check_active()
+    finally:
+        sl.set_current_stream_check(False)
+    assert not current_module.check_active()
+
+
+def test_a_framework_joins_the_package_from_c_through_its_capsule(sl, current_module):
+    # The capsule's table (streamlike/c/current_stream_provider.h) is versioned and sized.
+    version, size = current_module.package_table_size()
+    assert version >= 1 and size >= 2 * 4 + 5 * 8, (version, size)  # two words, five functions
+    assert current_module.join_package(True, 0xC000) == 0  # registered
+    try:
+        assert "module-framework" in sl.current_stream_providers()
+        assert handle(sl.current_stream(0)) == 0xC000  # the package asks it now
+        assert current_module.join_package(True, 0xC000) == 2  # the name is taken
+    finally:
+        assert current_module.join_package(False, 0) == 0
+    assert "module-framework" not in sl.current_stream_providers()
+    assert handle(sl.current_stream(0)) in (0, 1)
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_a_stream_is_set_and_restored_in_the_package_from_c(sl, current_module):
+    status, inside, after = current_module.set_in_package(0, 0xD000)
+    assert status == 0
+    assert inside == 0xD000
+    assert after in (0, 1)
+    assert handle(sl.current_stream(0)) in (0, 1)
+
+
+# --- CuPy's provider, against a stand-in for the cupy module ------------------------------------
+# These run last: once `cupy` is in sys.modules the package registers CuPy's provider for the rest
+# of the process (the stand-in then stays in sys.modules).
+
+
+class _FakeCupyStream:
+    """cupy.cuda.Stream as the provider uses it: `ptr`, `device_id`, `use()` making it current
+    on this thread for its device."""
+
+    def __init__(self, ptr, device_id=0):
+        self.ptr = ptr
+        self.device_id = device_id
+
+    def use(self):
+        _fake_cupy_current.__dict__[self.device_id] = self
+        return self
+
+
+class _FakeExternalStream(_FakeCupyStream):
+    pass
+
+
+_fake_cupy_current = threading.local()
+
+
+def _fake_get_current_stream(device_id=None):
+    return _fake_cupy_current.__dict__.get(device_id or 0, _FakeCupyStream.null)
+
+
+_FakeCupyStream.null = _FakeCupyStream(0)
+
+
+@pytest.fixture
+def fake_cupy(sl):
+    import sys
+    import types
+
+    cuda = sys.modules.get("cupy.cuda")
+    if cuda is None:
+        cuda = types.ModuleType("cupy.cuda")
+        cuda.Stream = _FakeCupyStream
+        cuda.ExternalStream = _FakeExternalStream
+        cuda.get_current_stream = _fake_get_current_stream
+        cupy = types.ModuleType("cupy")
+        cupy.cuda = cuda
+        sys.modules["cupy"] = cupy
+        sys.modules["cupy.cuda"] = cuda
+    assert cuda.get_current_stream is _fake_get_current_stream, "the real CuPy is loaded"
+    assert "cupy" in sl.current_stream_providers()
+    return cuda
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_cupy_gets_back_its_very_stream_object_and_keeps_nothing_alive(sl, fake_cupy):
+    import gc
+    import weakref
+
+    mine = _FakeCupyStream(0xE000).use()  # the caller's own CuPy stream
+    seen = []
+    with sl.use(FakeStream(0xE100), device=0):
+        inside = fake_cupy.get_current_stream(0)
+        assert isinstance(inside, _FakeExternalStream) and inside.ptr == 0xE100
+        scope_object = weakref.ref(inside)
+        del inside
+        # 70 distinct CuPy streams current in turn inside the block, each read by streamlike.
+        for i in range(70):
+            s = _FakeCupyStream(0xF000 + i).use()
+            assert handle(sl.current_stream(0)) == 0xF000 + i
+            seen.append(weakref.ref(s))
+            del s
+        _FakeCupyStream(0xE100).use()
+    assert fake_cupy.get_current_stream(0) is mine  # the very object, not a stream of its handle
+    gc.collect()
+    assert scope_object() is None  # the scope's object did not outlive the scope
+    assert all(r() is None for r in seen)  # nor did any stream streamlike read
+    _FakeCupyStream.null.use()
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_cupy_is_handed_its_null_stream_for_the_legacy_default_stream(sl, fake_cupy):
+    before = _FakeCupyStream(0xE200).use()
+    with sl.use(FakeStream(0), device=0):  # (0, 0): the legacy default stream
+        assert fake_cupy.get_current_stream(0) is _FakeCupyStream.null
+    assert fake_cupy.get_current_stream(0) is before
+    _FakeCupyStream.null.use()
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_cupy_block_inside_use_wins_whatever_it_names(sl, fake_cupy):
+    with sl.use(FakeStream(0xE300), device=0):
+        assert handle(sl.current_stream(0)) == 0xE300
+        outer = fake_cupy.get_current_stream(0)
+        _FakeCupyStream.null.use()  # with cupy.cuda.Stream.null: inside the block
+        assert handle(sl.current_stream(0)) in (0, 1)
+        outer.use()
+        assert handle(sl.current_stream(0)) == 0xE300
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_a_cpp_scope_in_a_linked_module_sets_cupy_and_the_package_too(sl, fake_cupy, current_module):
+    assert current_module.link_package()
+    before = _FakeCupyStream(0xE400).use()
+    seen = current_module.call_inside_scope(
+        FakeStream(0xE500), lambda: (fake_cupy.get_current_stream(0).ptr, handle(sl.current_stream(0)))
+    )
+    assert seen == (0xE500, 0xE500)  # CuPy and the package's current_stream() see the C++ scope
+    assert fake_cupy.get_current_stream(0) is before
+    _FakeCupyStream.null.use()
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_inside_use_of_a_torch_stream_torch_is_handed_that_very_object(sl):
+    # A stand-in for torch (only what use() touches): torch.cuda.Stream and torch.cuda.set_stream,
+    # which makes a stream object current with its own stream id (torch.cuda.current_stream() == s).
+    import sys
+    import types
+
+    made_current = []
+
+    class Stream:
+        def __init__(self, ptr):
+            self.ptr = ptr
+
+        def __cuda_stream__(self):
+            return (0, self.ptr)
+
+    fake = types.ModuleType("torch")
+    fake.cuda = types.SimpleNamespace(Stream=Stream, set_stream=made_current.append)
+    saved = sys.modules.get("torch")
+    sys.modules["torch"] = fake
+    try:
+        s = Stream(0xE600)
+        with sl.use(s, device=0):
+            assert made_current == [s]
+            assert handle(sl.current_stream(0)) == 0xE600
+        with sl.use(FakeStream(0xE700), device=0):  # not a torch stream: torch's setter is not called
+            pass
+        assert made_current == [s]
+    finally:
+        if saved is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = saved

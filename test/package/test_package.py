@@ -3,6 +3,7 @@
 import gc
 import os
 import shutil
+import site
 import subprocess
 import sys
 import weakref
@@ -538,7 +539,10 @@ def run_mypy(installed, program):
         (pytest.fail if os.environ.get("CI", "") not in ("", "0", "false") else pytest.skip)(
             "mypy is not installed (scripts/setup installs it)"
         )
-    env = {**os.environ, "MYPYPATH": installed.site}
+    env = dict(os.environ)
+    # An environment's own site-packages is searched already, and mypy refuses it in MYPYPATH.
+    if os.path.realpath(installed.site) not in map(os.path.realpath, site.getsitepackages()):
+        env["MYPYPATH"] = installed.site
     return subprocess.run(
         [
             sys.executable,

@@ -17,6 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -43,6 +45,71 @@ inline std::vector<std::pair<std::string, std::uintptr_t>> conflicts(int device)
   for (const auto& a : streamlike::current_stream_conflicts(device)) out.emplace_back(a.provider, address_of(a.stream));
   return out;
 }
+
+/// Another framework joining the package's registry from C, through its capsule's table: a
+/// provider answering a thread-local handle (`module_framework_stream`, 0 until set).
+inline thread_local void* module_framework_stream = nullptr;
+
+inline int module_framework_get(void*, int32_t, void** stream) {
+  *stream = module_framework_stream;
+  return STREAMLIKE_CURRENT_STREAM_OK;
+}
+
+/// The package's table (streamlike/c/current_stream_provider.h), or nullptr where the package is
+/// not loaded. GIL held (from Python).
+inline const streamlike_current_stream_api* package_table() {
+  return streamlike::python::detail::package_current_stream();
+}
+
+/// (version, struct_size) of the package's table; (0, 0) without the package.
+inline std::pair<unsigned, unsigned> package_table_size() {
+  const auto* api = package_table();
+  return api != nullptr ? std::pair<unsigned, unsigned>{api->version, api->struct_size}
+                        : std::pair<unsigned, unsigned>{};
+}
+
+/// Registers (true) or unregisters (false) the module's framework in the package, answering
+/// `address` on this thread; the table's result code.
+inline int join_package(bool join, std::uintptr_t address) {
+  const auto* api = package_table();
+  if (api == nullptr) return -1;
+  module_framework_stream = reinterpret_cast<void*>(address); // NOLINT(performance-no-int-to-ptr)
+  if (!join) return api->unregister_provider("module-framework");
+  streamlike_current_stream_provider table{};
+  table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  table.struct_size = sizeof table;
+  table.priority = 150;
+  table.name = "module-framework";
+  table.get = &module_framework_get;
+  return api->register_provider(&table);
+}
+
+/// Through the package's table: sets `address` current on `device`, reads the package's current
+/// stream, restores, reads again: (status of set, inside, after).
+inline std::tuple<int, std::uintptr_t, std::uintptr_t> set_in_package(int device, std::uintptr_t address) {
+  const auto* api = package_table();
+  if (api == nullptr) return {-1, 0, 0};
+  void* token = nullptr;
+  const int status = api->set(device, reinterpret_cast<void*>(address), &token); // NOLINT(performance-no-int-to-ptr)
+  void* inside = nullptr;
+  (void)api->get(device, &inside);
+  if (status == STREAMLIKE_CURRENT_STREAM_OK) (void)api->restore(token);
+  void* after = nullptr;
+  (void)api->get(device, &after);
+  return {status, reinterpret_cast<std::uintptr_t>(inside), reinterpret_cast<std::uintptr_t>(after)};
+}
+
+/// Whether this thread (holding the GIL) and a new C++ thread (no thread state) may call Python
+/// now, as the providers that run Python ask it.
+inline std::pair<bool, bool> can_call_python_here_and_elsewhere() {
+  const bool here = streamlike::python::detail::thread_can_call_python();
+  bool elsewhere = true;
+  std::thread([&] { elsewhere = streamlike::python::detail::thread_can_call_python(); }).join();
+  return {here, elsewhere};
+}
+
+/// What a plain stream_view parameter received, as an address.
+inline std::uintptr_t view_arg(stream_view s) { return address_of(s); }
 
 /// What a stream_or_current parameter received: (address, whether it was the current stream).
 inline std::pair<std::uintptr_t, bool> stream_arg(stream_or_current s) { return {address_of(s.view), s.was_current}; }
@@ -73,6 +140,14 @@ inline bool current_is_capturing() { return streamlike::current_stream().is_capt
 inline std::uintptr_t current_inside_scope(stream_or_current s) {
   const streamlike::scoped_current_stream scope{s.view};
   return address_of(streamlike::current_stream(scope.device()));
+}
+
+/// Makes `stream` current on device 0 with scoped_current_stream in C++ and calls `inside()`
+/// (Python: what the frameworks see there) within the scope; returns its result.
+template <class Object>
+Object call_inside_scope(stream_or_current s, const Object& inside) {
+  const streamlike::scoped_current_stream scope{s.view, 0};
+  return inside();
 }
 
 inline void set_check(bool on) { streamlike::set_current_stream_check(on); }
@@ -115,6 +190,12 @@ void bind_common(Module& m) {
   m.def("time_current_stream", &time_current_stream);
   m.def("time_scope", &time_scope);
   m.def("link_package", &streamlike::python::link_package_current_stream);
+  m.def("package_table_size", &package_table_size);
+  m.def("view_arg", &view_arg);
+  m.def("check_active", &streamlike::python::detail::check_active);
+  m.def("can_call_python_here_and_elsewhere", &can_call_python_here_and_elsewhere);
+  m.def("join_package", &join_package);
+  m.def("set_in_package", &set_in_package);
 }
 
 } // namespace current_test

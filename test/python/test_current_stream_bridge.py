@@ -71,6 +71,16 @@ def test_no_stream_means_the_current_one(current, how):
             call()
 
 
+def test_current_given_to_a_plain_stream_parameter_is_the_current_stream(current):
+    # Any stream argument read by the casters takes the sentinel, not only stream_or_current.
+    if _device_present(current):
+        assert current.view_arg(CurrentStream()) == current.current_address(-1)
+    else:
+        with pytest.raises(RuntimeError, match="current_stream: cudaGetDevice"):
+            current.view_arg(CurrentStream())
+    assert current.view_arg(FakeStream(0x4321)) == 0x4321
+
+
 def test_an_object_only_named_like_the_sentinel_is_not_it(current):
     class CurrentStream:  # same name, no marker attribute
         pass
@@ -89,3 +99,23 @@ def test_without_frameworks_only_streamlikes_provider_answers(current):
 def test_a_bad_device_is_refused_by_name(current):
     with pytest.raises(ValueError, match="device must be"):
         current.current_address(-5)
+
+
+def test_only_a_thread_with_a_thread_state_may_call_python(current):
+    # The providers that run Python (CuPy's, the package's) ask this; PyGILState_Check would answer
+    # yes on every thread once a subinterpreter exists.
+    assert current.can_call_python_here_and_elsewhere() == (True, False)
+    interpreters = None
+    for name in ("_interpreters", "_xxsubinterpreters"):
+        try:
+            interpreters = importlib.import_module(name)
+            break
+        except ImportError:
+            continue
+    if interpreters is None:
+        pytest.skip("this Python has no subinterpreter module")
+    made = interpreters.create()
+    try:
+        assert current.can_call_python_here_and_elsewhere() == (True, False)
+    finally:
+        interpreters.destroy(made)

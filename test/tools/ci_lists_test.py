@@ -30,6 +30,7 @@ REQUIRED = [
     "python/python-bridge",
     "fuzz",
     "tools",
+    "wheel",
     "asan",
     "tsan",
 ]

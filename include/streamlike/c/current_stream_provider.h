@@ -18,7 +18,10 @@
 extern "C" {
 #endif
 
-/* The version of streamlike_current_stream_provider a registrant fills in. */
+/* The version of streamlike_current_stream_provider a registrant fills in. Registration accepts
+ * every version from 1 to the one it knows (a table of an older version keeps working when
+ * streamlike grows), refuses 0 (an unfilled table) and newer ones. A later version only adds
+ * fields at the end, and struct_size says how much of the table the registrant filled. */
 #define STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION 1
 
 /* What get and set return. */
@@ -39,14 +42,19 @@ extern "C" {
  * streamlike scope is seen. */
 #define STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE INT32_MAX
 
+/* Every function of a provider (get, set, enter, leave) is called from C and must not throw (a C++
+ * implementation catches everything and returns STREAMLIKE_CURRENT_STREAM_FAILED), must not call
+ * back into streamlike's registration, and must not block on another thread. */
 typedef struct streamlike_current_stream_provider {
-  uint32_t version; /* STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION */
-  int32_t priority; /* lower is asked first; equal priorities: the earlier registration first */
+  uint32_t version;     /* STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION */
+  uint32_t struct_size; /* sizeof(streamlike_current_stream_provider) as the registrant compiled it */
+  int32_t priority;     /* lower is asked first; equal priorities: the earlier registration first */
   /* Unique among registered providers, e.g. "torch"; copied at registration. */
   const char* name;
   /* Passed to get and set; the registrant's. Must stay valid while registered, and after
-   * unregistration until no thread can still be inside get or set (in practice: for the life
-   * of the process, as the framework itself). */
+   * unregistration until no thread can still be inside get or set and every scope opened before
+   * it ended (a scope leaves through the provider it set, even unregistered meanwhile); in
+   * practice: for the life of the process, as the framework itself. */
   void* context;
   /* Writes the calling thread's current stream on `device` to *stream. Never NULL. Must be
    * cheap and make no CUDA call that a graph capture forbids (reading a thread-local is the
@@ -68,8 +76,9 @@ typedef struct streamlike_current_stream_provider {
 /* Results of register/unregister. */
 #define STREAMLIKE_CURRENT_STREAM_REGISTERED 0
 #define STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER \
-  1                                            /* NULL, no name, no get, an unknown version, or
-                                                    only one of enter and leave */
+  1                                            /* NULL, no name, no get, version 0 or newer than
+                                                    known, a struct_size smaller than its version's
+                                                    table, or only one of enter and leave */
 #define STREAMLIKE_CURRENT_STREAM_NAME_TAKEN 2 /* a provider of that name is registered */
 #define STREAMLIKE_CURRENT_STREAM_NOT_FOUND 3  /* unregister: no provider of that name */
 
@@ -79,6 +88,47 @@ int streamlike_current_stream_register(const streamlike_current_stream_provider*
 /* Removes the provider named `name`. Thread-safe; a thread already inside its get or set
  * finishes the call (see `context`). */
 int streamlike_current_stream_unregister(const char* name);
+
+/* The calling thread's current stream on `device` (-1: the thread's current device), as
+ * streamlike::current_stream() answers it, written to *stream. Returns STREAMLIKE_CURRENT_STREAM_OK,
+ * or STREAMLIKE_CURRENT_STREAM_FAILED (stream NULL, a device below -1 or one the process does not
+ * have, the current device unreadable); *stream is left alone then. Never blocks, makes no CUDA
+ * call a graph capture forbids. */
+int streamlike_current_stream_get(int32_t device, void** stream);
+
+/* Makes `stream` current on `device` (-1: the stream's own device; the current one for the
+ * default streams) in every provider that can set it, as streamlike::scoped_current_stream does,
+ * and writes to *token what streamlike_current_stream_restore takes to put every provider back.
+ * Restore each token once, on the thread that set it, in reverse order of the sets. Returns
+ * STREAMLIKE_CURRENT_STREAM_OK, or STREAMLIKE_CURRENT_STREAM_FAILED (token NULL, a device the
+ * process does not have, a stream of another device, a provider failing: nothing stays set). */
+int streamlike_current_stream_set(int32_t device, void* stream, void** token);
+/* Puts back what the set that made `token` found; STREAMLIKE_CURRENT_STREAM_FAILED for NULL. */
+int streamlike_current_stream_restore(void* token);
+
+/* The functions above as one table, so that a framework reaches a copy of streamlike it does not
+ * link: the streamlike Python package exports its copy's table in a PyCapsule named
+ * STREAMLIKE_CURRENT_STREAM_API_CAPSULE, attribute `_current_stream_api` of the module
+ * `streamlike._streamlike` (PyCapsule_Import(STREAMLIKE_CURRENT_STREAM_API_CAPSULE, 0)), where its
+ * `use` blocks and CuPy's provider live. Versioned and sized like the provider table: a reader
+ * checks version >= 1 and struct_size >= the end of the last field it calls (later versions only
+ * append). The package's functions need the GIL held (CuPy's provider runs Python). */
+#define STREAMLIKE_CURRENT_STREAM_API_VERSION 1
+#define STREAMLIKE_CURRENT_STREAM_API_CAPSULE "streamlike._streamlike._current_stream_api"
+
+typedef struct streamlike_current_stream_api {
+  uint32_t version;                                       /* STREAMLIKE_CURRENT_STREAM_API_VERSION */
+  uint32_t struct_size;                                   /* sizeof(streamlike_current_stream_api) of the exporter */
+  int (*get)(int32_t device, void** stream);              /* streamlike_current_stream_get */
+  int (*set)(int32_t device, void* stream, void** token); /* streamlike_current_stream_set */
+  int (*restore)(void* token);                            /* streamlike_current_stream_restore */
+  int (*register_provider)(const streamlike_current_stream_provider*); /* streamlike_current_stream_register */
+  int (*unregister_provider)(const char* name);                        /* streamlike_current_stream_unregister */
+  int (*check_enabled)(void); /* 1 while this copy's current-stream check is on (its switch) */
+} streamlike_current_stream_api;
+
+/* This copy of libstreamlike's table (never NULL, valid for the life of the process). */
+const streamlike_current_stream_api* streamlike_current_stream_api_table(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -97,8 +97,9 @@ public:
     requires stream_like<Producer>
   void wait(Producer&& producer) const {
     const cudaStream_t consumer = checked_handle("wait");
-    stream_operations::wait(consumer, streamlike::get_stream(std::forward<Producer>(producer)).get(),
-                            Derived::type_name);
+    const unsigned long long context = stream_operations::known_context_id_of(producer);
+    stream_operations::wait_known_context(consumer, streamlike::get_stream(std::forward<Producer>(producer)).get(),
+                                          context, Derived::type_name);
   }
   // Neither 0 nor nullptr is an event or a stream.
   template <class Integer>

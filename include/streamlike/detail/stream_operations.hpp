@@ -32,16 +32,45 @@ namespace streamlike::detail::stream_operations {
 [[nodiscard]] STREAMLIKE_API bool is_capturing(cudaStream_t stream, const char* type);
 /// cudaStreamGetCaptureInfo.
 [[nodiscard]] STREAMLIKE_API capture_state capture_info(cudaStream_t stream, const char* type);
-/// cudaStreamQuery: true once all work queued so far has completed; refused on a capturing stream.
+/// cudaStreamQuery: true once all work queued so far has completed; refused on a capturing stream,
+/// and while a capture prohibits it (refuse_if_unsafe_calls_prohibited).
 [[nodiscard]] STREAMLIKE_API bool is_done(cudaStream_t stream, const char* type);
-/// cudaStreamSynchronize; refused on a capturing stream.
+/// cudaStreamSynchronize; refused as is_done is.
 STREAMLIKE_API void sync(cudaStream_t stream, const char* type);
+/// The check that sync(), is_done() and the event calls make before CUDA (docs/cuda-graphs.md,
+/// "Calls a capture prohibits"): throws streamlike::error naming "<type>::<operation>" and the
+/// capture where one under way makes CUDA prohibit the potentially unsafe call `why` (e.g.
+/// "cudaEventSynchronize") on this thread. For a caller that releases a lock a current-stream
+/// provider needs before making the call (the Python package releases the GIL, without which
+/// CuPy's provider cannot answer): it calls this first, with the lock held.
+STREAMLIKE_API void refuse_if_unsafe_calls_prohibited(const char* type, const char* operation, const char* why);
 /// cudaStreamWaitEvent.
 STREAMLIKE_API void wait(cudaStream_t consumer, cudaEvent_t event, const char* type);
 /// `consumer` waits for the work queued on `producer` so far, through this thread's cached
 /// event for the producer's context (src/ordering.cpp); a no-op for the same stream. A capturing
 /// consumer may wait only on a producer in the same capture (a join); anything else is refused.
 STREAMLIKE_API void wait(cudaStream_t consumer, cudaStream_t producer, const char* type);
+/// The same, where the caller knows the id of the CUDA context `producer` was made in (an owner's
+/// cached facts: known_context_id_of): the cached event is found by it, without asking CUDA for
+/// the producer's context (cuStreamGetCtx + cuCtxGetId, about a third of what wait adds to the
+/// driver's record and wait: bench/RESULTS.md, "Ordering"). 0: unknown, asked as wait() does.
+STREAMLIKE_API void wait_known_context(cudaStream_t consumer, cudaStream_t producer,
+                                       unsigned long long producer_context_id, const char* type);
+
+/// The id of the CUDA context `producer`'s stream was made in, where the object knows it without
+/// asking CUDA (a shared_stream whose facts are cached, made in a primary context: its hidden friend
+/// known_context_id); 0 otherwise.
+template <class Producer>
+[[nodiscard]] unsigned long long known_context_id_of(const Producer& producer) noexcept {
+  if constexpr (requires {
+                  { known_context_id(producer) }
+                  noexcept->std::same_as<unsigned long long>;
+                }) {
+    return known_context_id(producer);
+  } else {
+    return 0;
+  }
+}
 /// A new event with the work queued on `stream` so far recorded in it, created on options.device,
 /// else on the stream's device.
 [[nodiscard]] STREAMLIKE_API event record(cudaStream_t stream, const event_options& options, const char* type);

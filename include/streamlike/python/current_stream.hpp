@@ -28,6 +28,7 @@
 #include <streamlike/python/detail/cpython.hpp>
 #include <streamlike/python/detail/decode_stream.hpp>
 #include <streamlike/python/detail/outcome.hpp>
+#include <streamlike/python/detail/package_current_stream.hpp>
 #include <streamlike/python/detail/translate_exceptions.hpp>
 #include <streamlike/stream_view.hpp>
 
@@ -46,70 +47,7 @@ struct stream_or_current {
   constexpr operator stream_view() const noexcept { return view; }
 };
 
-/// The capsule the streamlike package exports (`streamlike._streamlike._current_stream_api`): its
-/// copy of libstreamlike's current-stream answer, with the package's `use` scopes and CuPy's
-/// provider in it.
-struct package_current_stream_api {
-  unsigned version; // 1
-  /// streamlike::current_stream(device) in the package (device: -1 for the current one); needs
-  /// the GIL; a streamlike_current_stream_provider get function (context unused).
-  int (*get)(void* context, int32_t device, void** stream);
-};
-
-inline constexpr const char* package_current_stream_capsule = "streamlike._streamlike._current_stream_api";
-
 namespace detail {
-
-/// The package's API, or nullptr when the package is not loaded (never imports it: only a
-/// module already in sys.modules is asked). Cached once found. Needs the GIL.
-[[nodiscard]] inline const package_current_stream_api* package_current_stream() noexcept {
-  static std::atomic<const package_current_stream_api*> found{nullptr};
-  if (const package_current_stream_api* api = found.load(std::memory_order_acquire)) return api;
-  PyObject* modules = PyImport_GetModuleDict(); // borrowed
-  if (modules == nullptr || PyDict_GetItemString(modules, "streamlike._streamlike") == nullptr) return nullptr;
-  auto* api = static_cast<const package_current_stream_api*>(PyCapsule_Import(package_current_stream_capsule, 0));
-  if (api == nullptr || api->version != 1) {
-    PyErr_Clear();
-    return nullptr;
-  }
-  found.store(api, std::memory_order_release);
-  return api;
-}
-
-/// The caller's current stream on the current device: this module's copy of libstreamlike, then
-/// the package's when this one names only a default stream. Throws as current_stream() does.
-[[nodiscard]] inline stream_view current_stream_for_python() {
-  const stream_view mine = streamlike::current_stream();
-  if (!mine.is_default()) return mine;
-  if (const package_current_stream_api* api = package_current_stream()) {
-    void* theirs = nullptr;
-    if (api->get(nullptr, -1, &theirs) == STREAMLIKE_CURRENT_STREAM_OK && theirs != nullptr)
-      return stream_view{static_cast<cudaStream_t>(theirs)};
-  }
-  return mine;
-}
-
-/// The package's answer as a provider of this module's copy (link_package_current_stream). Needs
-/// the GIL (else: unavailable); never asks the package from inside the package's own answer.
-inline int package_provider_get(void*, int32_t device, void** stream) {
-  if (PyGILState_Check() == 0) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
-  static thread_local bool inside = false; // the package's copy may be this very copy
-  if (inside) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
-  const package_current_stream_api* api = package_current_stream();
-  if (api == nullptr) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
-  inside = true;
-  const int status = api->get(nullptr, device, stream);
-  inside = false;
-  return status;
-}
-
-/// True for streamlike.CURRENT: an object whose type has `__streamlike_current_stream__`.
-[[nodiscard]] inline bool is_current_sentinel(PyObject* obj) noexcept {
-  PyTypeObject* type = Py_TYPE(obj);
-  if (std::strcmp(type->tp_name, "CurrentStream") != 0) return false; // cheap first look
-  const int has = PyObject_HasAttrString(reinterpret_cast<PyObject*>(type), "__streamlike_current_stream__");
-  return has == 1;
-}
 
 /// The stream_or_current argument `obj`.
 [[nodiscard]] inline outcome decode_stream_or_current(PyObject* obj, bool convert, stream_or_current& out) noexcept {
@@ -130,16 +68,21 @@ inline int package_provider_get(void*, int32_t device, void** stream) {
 /// Registers the streamlike package's answer as a current-stream provider of this module's copy of
 /// libstreamlike ("streamlike-package", asked just before streamlike's own), so that C++ code that
 /// calls streamlike::current_stream() in this module also sees `with streamlike.use(...)` blocks
-/// and CuPy's current stream, which live in the package's copy. Call it from the module's init,
-/// after importing streamlike (GIL held). False when the package is not loaded; true when linked
-/// (also when it already was). The provider answers only on threads holding the GIL.
+/// and CuPy's current stream, which live in the package's copy, and so that a
+/// scoped_current_stream of this module sets them too (CuPy included). Call it from the module's
+/// init, after importing streamlike (GIL held). False when the package is not loaded; true when
+/// linked (also when it already was). The provider answers, enters and leaves only on threads that
+/// can call Python (an attached thread state); elsewhere it is skipped.
 inline bool link_package_current_stream() {
   if (detail::package_current_stream() == nullptr) return false;
   streamlike_current_stream_provider table{};
   table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  table.struct_size = sizeof table;
   table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE - 1;
   table.name = "streamlike-package";
   table.get = &detail::package_provider_get;
+  table.enter = &detail::package_provider_enter;
+  table.leave = &detail::package_provider_leave;
   for (const auto& p : streamlike::current_stream_providers())
     if (p.name == table.name) return true;
   streamlike::register_current_stream_provider(table);

@@ -6,6 +6,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -64,6 +65,7 @@ struct fake {
   std::map<void*, std::vector<std::pair<cudaUserObject_t, unsigned int>>> execs;
   std::map<void*, user_object_state> user_objects;
   std::map<std::string, long> calls;
+  std::map<std::string, cudaError_t> fail_next; // fake_cuda_fail_next
   std::vector<std::string> invalidations;
   int devices = 1;
   int capture_at_create = fake_cuda_none;
@@ -114,27 +116,71 @@ struct fake {
     return it == streams.end() ? nullptr : &it->second;
   }
 
-  // A call CUDA counts as unsafe while a capture runs in global mode (or thread-local mode, on the
-  // capturing thread): each such capture is invalidated.
-  void unsafe_for_global_captures(const char* name) {
-    for (auto& [handle, s] : streams) {
-      if (s.status == fake_cuda_active &&
-          (s.mode == cudaStreamCaptureModeGlobal ||
-           (s.mode == cudaStreamCaptureModeThreadLocal && s.capturing_thread == std::this_thread::get_id()))) {
-        invalidate(s, std::string(name) + " (while a capture runs in global or thread-local mode)");
-      }
+  // Invalidates every stream of the capture `s` is in (its origin and the streams forked into it),
+  // recording the call once.
+  void invalidate_capture(stream_state& s, const std::string& name) {
+    const unsigned long long id = s.capture_id;
+    for (auto& [handle, other] : streams) {
+      if (&other != &s && id != 0 && other.capture_id == id) other.status = fake_cuda_invalidated;
     }
+    invalidate(s, name);
   }
 
-  // A call that invalidates the capture of the stream it is made on. True if the stream captures
-  // (the call then fails); otherwise a capture elsewhere may still object.
-  bool unsafe_on(stream_state& s, const char* name, bool unsafe_elsewhere) {
-    if (s.status != fake_cuda_none) {
-      invalidate(s, name);
-      return true;
+  // A potentially unsafe call (cudaEventQuery, cudaStreamSynchronize of a stream outside any
+  // capture, ...), judged by CUDA's rule for the calling thread's interaction mode
+  // (cuThreadExchangeStreamCaptureMode): relaxed, never prohibited; thread-local, prohibited while
+  // this thread has a global or thread-local capture under way; global, that or while any thread has
+  // a global one. A prohibited call invalidates each capture that prohibits it, and fails. True if
+  // prohibited.
+  bool prohibited_here(const char* name, int thread_mode) {
+    if (thread_mode == cudaStreamCaptureModeRelaxed) return false;
+    bool prohibited = false;
+    std::vector<unsigned long long> done;
+    for (auto& [handle, s] : streams) {
+      if (s.status == fake_cuda_none || s.mode == cudaStreamCaptureModeRelaxed) continue;
+      const bool own = s.capturing_thread == std::this_thread::get_id();
+      const bool objects = own || (thread_mode == cudaStreamCaptureModeGlobal && s.mode == cudaStreamCaptureModeGlobal);
+      if (!objects) continue;
+      prohibited = true;
+      if (std::find(done.begin(), done.end(), s.capture_id) != done.end()) continue;
+      done.push_back(s.capture_id);
+      invalidate_capture(s, std::string(name) + " (prohibited while a capture runs)");
     }
-    if (unsafe_elsewhere) unsafe_for_global_captures(name);
+    return prohibited;
+  }
+
+  // A call that invalidates the capture of the stream it is made on, in every mode. True if the
+  // stream captures (the call then fails).
+  bool unsafe_on(stream_state& s, const char* name) {
+    if (s.status == fake_cuda_none) return false;
+    invalidate_capture(s, name);
+    return true;
+  }
+
+  // The capture `id` is still under way (some stream is in it).
+  bool capture_running(unsigned long long id) const {
+    for (const auto& [handle, s] : streams) {
+      if (id != 0 && s.capture_id == id && s.status != fake_cuda_none) return true;
+    }
     return false;
+  }
+
+  // A call that asks an event's completion (query, synchronize, elapsed time). An event last
+  // recorded in a capture marks a point of the graph: while the capture runs the call invalidates it
+  // in every mode (CUDA answers cudaErrorCapturedEvent); after it CUDA refuses the call
+  // (cudaErrorInvalidValue, as CUDA 13 does). Otherwise the call is potentially unsafe.
+  cudaError_t ask_event(const char* name, const event_state& e, int thread_mode) {
+    if (e.capture_id != 0) {
+      for (auto& [handle, s] : streams) {
+        if (s.capture_id == e.capture_id && s.status != fake_cuda_none) {
+          invalidate_capture(s, std::string(name) + " (an event recorded in the capture)");
+          return cudaErrorCapturedEvent;
+        }
+      }
+      return cudaErrorInvalidValue;
+    }
+    if (prohibited_here(name, thread_mode)) return cudaErrorStreamCaptureUnsupported;
+    return cudaSuccess;
   }
 
   // Ends every stream of capture `id` (its origin and the streams it forked into).
@@ -184,6 +230,9 @@ fake& state() {
 
 thread_local cudaError_t last_error = cudaSuccess;
 thread_local int current_device = 0;
+// The calling thread's capture interaction mode (cuThreadExchangeStreamCaptureMode); CUDA's
+// default is global.
+thread_local int interaction_mode = cudaStreamCaptureModeGlobal;
 
 cudaError_t fail(cudaError_t code) {
   if (code != cudaSuccess && code != cudaErrorNotReady) last_error = code;
@@ -228,6 +277,11 @@ cudaError_t destroy_stream(const char* name, cudaStream_t stream) {
   {
     std::lock_guard guard(f.lock);
     f.count(name);
+    if (const auto planned = f.fail_next.find(name); planned != f.fail_next.end()) {
+      const cudaError_t code = planned->second;
+      f.fail_next.erase(planned);
+      return fail(code); // refused: the stream lives on
+    }
     if (reinterpret_cast<std::uintptr_t>(stream) <= 2) return fail(cudaErrorInvalidResourceHandle);
     stream_state* s = f.find(stream);
     if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
@@ -249,7 +303,8 @@ cudaError_t query_or_sync(const char* name, cudaStream_t stream, bool sync) {
     f.count(name);
     stream_state* s = f.find(stream);
     if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
-    if (f.unsafe_on(*s, name, true)) return fail(cudaErrorStreamCaptureUnsupported);
+    if (f.unsafe_on(*s, name)) return fail(cudaErrorStreamCaptureUnsupported);
+    if (f.prohibited_here(name, interaction_mode)) return fail(cudaErrorStreamCaptureUnsupported);
     due = take_pending(f, *s);
     (void)sync;
   }
@@ -265,7 +320,7 @@ cudaError_t invalidating_get(const char* name, cudaStream_t stream, T* out, T st
   f.count(name);
   stream_state* s = f.find(stream);
   if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  if (f.unsafe_on(*s, name, false)) return fail(cudaErrorStreamCaptureUnsupported);
+  if (f.unsafe_on(*s, name)) return fail(cudaErrorStreamCaptureUnsupported);
   if (out == nullptr) return fail(cudaErrorInvalidValue);
   *out = s->*field;
   return cudaSuccess;
@@ -324,7 +379,8 @@ cudaError_t event_query_or_sync(const char* name, cudaEvent_t event) {
   f.count(name);
   auto e = f.events.find(event);
   if (e == f.events.end()) return fail(cudaErrorInvalidResourceHandle);
-  f.unsafe_for_global_captures(name);
+  const cudaError_t refused = f.ask_event(name, e->second, interaction_mode);
+  if (refused != cudaSuccess) return fail(refused);
   return e->second.ready ? cudaSuccess : cudaErrorNotReady;
 }
 
@@ -452,6 +508,15 @@ CUresult CUDAAPI fake_cuStreamCreateWithPriority(CUstream* stream, unsigned int 
 
 CUresult CUDAAPI fake_cuStreamDestroy(CUstream stream) { return to_driver(destroy_stream("cuStreamDestroy", stream)); }
 
+CUresult CUDAAPI fake_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
+  state().count("cuThreadExchangeStreamCaptureMode");
+  if (mode == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const int previous = interaction_mode;
+  interaction_mode = static_cast<int>(*mode);
+  *mode = static_cast<CUstreamCaptureMode>(previous);
+  return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI fake_cuCtxGetCurrent(CUcontext* ctx) {
   fake& f = state();
   f.count("cuCtxGetCurrent");
@@ -481,6 +546,7 @@ void* driver_function(const std::string& name, unsigned int version) {
       {"cuStreamCreateWithPriority", reinterpret_cast<void*>(&fake_cuStreamCreateWithPriority)},
       {"cuStreamDestroy", reinterpret_cast<void*>(&fake_cuStreamDestroy)},
       {"cuCtxGetCurrent", reinterpret_cast<void*>(&fake_cuCtxGetCurrent)},
+      {"cuThreadExchangeStreamCaptureMode", reinterpret_cast<void*>(&fake_cuThreadExchangeStreamCaptureMode)},
   };
   // cuCtxGetDevice names the context from CUDA 13; before, it answers for the current context.
   if (name == "cuCtxGetDevice")
@@ -533,6 +599,17 @@ int fake_cuda_set_capture(void* stream, int status, int mode) {
   run(due);
   return 0;
 }
+
+int fake_cuda_fail_next(const char* name, int code) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  if (name == nullptr || (std::strcmp(name, "cudaStreamDestroy") != 0 && std::strcmp(name, "cuStreamDestroy") != 0))
+    return -1;
+  f.fail_next[name] = static_cast<cudaError_t>(code);
+  return 0;
+}
+
+int fake_cuda_thread_capture_mode(void) { return interaction_mode; }
 
 int fake_cuda_capture_status(void* stream) {
   fake& f = state();
@@ -666,7 +743,14 @@ cudaError_t CUDARTAPI cudaDeviceSynchronize(void) {
   {
     std::lock_guard guard(f.lock);
     f.count("cudaDeviceSynchronize");
-    f.unsafe_for_global_captures("cudaDeviceSynchronize");
+    // Synchronizing the device encompasses every capture on it: each is invalidated, in every mode.
+    bool capturing = false;
+    for (auto& [handle, s] : f.streams) {
+      if (s.status == fake_cuda_none) continue;
+      capturing = true;
+      if (s.status == fake_cuda_active) f.invalidate_capture(s, "cudaDeviceSynchronize");
+    }
+    if (capturing) return fail(cudaErrorStreamCaptureUnsupported);
     for (auto& [handle, s] : f.streams) {
       deferred some = take_pending(f, s);
       due.insert(due.end(), some.begin(), some.end());
@@ -775,13 +859,22 @@ cudaError_t CUDARTAPI cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCa
   return cudaSuccess;
 }
 
+cudaError_t CUDARTAPI cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  state().count("cudaThreadExchangeStreamCaptureMode");
+  if (mode == nullptr) return fail(cudaErrorInvalidValue);
+  const int previous = interaction_mode;
+  interaction_mode = static_cast<int>(*mode);
+  *mode = static_cast<cudaStreamCaptureMode>(previous);
+  return cudaSuccess;
+}
+
 cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
   fake& f = state();
   std::lock_guard guard(f.lock);
   f.count("cudaStreamBeginCapture");
   stream_state* s = f.find(stream);
   if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  if (f.unsafe_on(*s, "cudaStreamBeginCapture", false)) return fail(cudaErrorIllegalState);
+  if (f.unsafe_on(*s, "cudaStreamBeginCapture")) return fail(cudaErrorIllegalState);
   if (stream == nullptr || stream == cudaStreamLegacy) return fail(cudaErrorStreamCaptureUnsupported);
   f.begin(*s, fake_cuda_active, mode);
   return cudaSuccess;
@@ -879,7 +972,14 @@ cudaError_t CUDARTAPI cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEve
   std::lock_guard guard(f.lock);
   f.count("cudaEventElapsedTime");
   if (ms == nullptr) return fail(cudaErrorInvalidValue);
-  if (f.events.count(start) == 0 || f.events.count(end) == 0) return fail(cudaErrorInvalidResourceHandle);
+  const auto first = f.events.find(start);
+  const auto last = f.events.find(end);
+  if (first == f.events.end() || last == f.events.end()) return fail(cudaErrorInvalidResourceHandle);
+  // Taken to ask both events' completion as cudaEventQuery does (not measured on a GPU).
+  for (const auto& e : {first, last}) {
+    const cudaError_t refused = f.ask_event("cudaEventElapsedTime", e->second, interaction_mode);
+    if (refused != cudaSuccess) return fail(refused);
+  }
   *ms = 0.5f;
   return cudaSuccess;
 }
@@ -957,7 +1057,7 @@ cudaError_t launch_or_upload(const char* name, cudaGraphExec_t exec, cudaStream_
   stream_state* s = f.find(stream);
   if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
   if (f.execs.count(exec) == 0) return fail(cudaErrorInvalidValue);
-  if (f.unsafe_on(*s, name, false)) return fail(cudaErrorStreamCaptureUnsupported);
+  if (f.unsafe_on(*s, name)) return fail(cudaErrorStreamCaptureUnsupported);
   return cudaSuccess;
 }
 } // namespace

@@ -11,17 +11,29 @@
  *     python -m pytest ...; a Python test drives it through ctypes.CDLL of the same path.
  *
  * What it models (docs/cuda-graphs.md, "What CUDA does"): streams with an id, flags, priority,
- * device and a capture status (none, active, invalidated) and mode; events (where they were
- * recorded: outside any capture, or in capture N); graphs with their user objects; one context
- * per device. A call that CUDA lets invalidate a capture does so here too: the stream's capture
- * becomes invalidated and the call is recorded as an invalidation. Those calls are:
- *   on a capturing stream (active or already invalidated): cudaStreamGetId/GetFlags/GetDevice
- *   (and cuStreamGetId/GetFlags/GetDevice), cudaStreamQuery/Synchronize (and cuStreamQuery/
- *   Synchronize), cudaStreamBeginCapture, cudaGraphLaunch, cudaGraphUpload, and
- *   cudaStreamWaitEvent/cuStreamWaitEvent on an event not recorded in the same capture;
- *   while any stream captures in global mode (or in thread-local mode, from the capturing thread):
- *   cudaEventQuery, cudaEventSynchronize (and cuEventQuery/cuEventSynchronize),
- *   cudaDeviceSynchronize, and a query or synchronize of a stream that does not capture.
+ * device and a capture status (none, active, invalidated), mode and capturing thread; events
+ * (where they were recorded: outside any capture, or in capture N); graphs with their user objects;
+ * one context per device; each thread's capture interaction mode (cuThreadExchangeStreamCaptureMode
+ * and cudaThreadExchangeStreamCaptureMode swap it; global at first, as in CUDA). A call that CUDA
+ * lets invalidate a capture does so here too: the capture (every stream in it) becomes invalidated,
+ * the call fails with CUDA's code and is recorded as an invalidation. The rules
+ * (test/host/fake_cuda_rules.cpp checks each, row by row):
+ *   1. on a capturing stream (active or already invalidated), in every mode: cudaStreamGetId/
+ *      GetFlags/GetDevice (and cuStreamGetId/GetFlags/GetDevice), cudaStreamQuery/Synchronize (and
+ *      cuStreamQuery/Synchronize), cudaGraphLaunch, cudaGraphUpload (cudaErrorStreamCaptureUnsupported),
+ *      cudaStreamBeginCapture (cudaErrorIllegalState);
+ *   2. cudaStreamWaitEvent/cuStreamWaitEvent by a capturing stream on an event not recorded in its
+ *      capture, unless the wait is external (cudaErrorStreamCaptureIsolation);
+ *   3. cudaEventQuery/Synchronize/ElapsedTime (and cuEventQuery/Synchronize) of an event last
+ *      recorded in a capture still under way, in every mode (cudaErrorCapturedEvent); once that
+ *      capture is over they fail with cudaErrorInvalidValue and invalidate nothing;
+ *   4. potentially unsafe calls, judged by the calling thread's interaction mode: cudaEventQuery/
+ *      Synchronize/ElapsedTime (and cu forms) and cudaStreamQuery/Synchronize (and cu forms) of a
+ *      stream outside any capture are prohibited, for a thread in global mode, while it has a
+ *      global or thread-local capture under way or any thread has a global one; in thread-local
+ *      mode, only for its own; in relaxed mode never (cudaErrorStreamCaptureUnsupported). That
+ *      cudaEventElapsedTime is among them is assumed, not measured;
+ *   5. cudaDeviceSynchronize while any capture runs, in every mode (it encompasses the capture).
  * Every call, invalidating or not, is also counted by name (fake_cuda_calls).
  *
  * Switches by environment variable, read at the first call (for preloaded use):
@@ -59,6 +71,13 @@ int fake_cuda_set_capture(void* stream, int status, int mode);
 
 /* The capture status of `stream` (enum fake_cuda_capture_status), -1 for an unknown handle. */
 int fake_cuda_capture_status(void* stream);
+
+/* The next call named `name` fails with the CUDA error `code` and changes nothing; only
+ * "cudaStreamDestroy" and "cuStreamDestroy" can be made to fail. Returns 0, or -1 for another name. */
+int fake_cuda_fail_next(const char* name, int code);
+
+/* The calling thread's capture interaction mode (cudaStreamCaptureMode), as the fake keeps it. */
+int fake_cuda_thread_capture_mode(void);
 
 /* How many times the call named `name` ("cudaStreamGetId", "cuStreamIsCapturing") was made since
  * the last reset. */

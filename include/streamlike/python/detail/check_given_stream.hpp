@@ -1,12 +1,14 @@
 // streamlike/python/detail/check_given_stream.hpp: the current-stream check at the casters' entry
 // points (streamlike/current_stream_check.hpp): a stream argument that is not the caller's current
-// stream is reported once per Python call site, while the check is on. Off, it costs one relaxed
-// load.
+// stream is reported once per Python call site, while the check is on in this module's copy or in
+// the streamlike package. Off, it costs a relaxed load and, with the package loaded, a call
+// through its table (without it, a read of sys.modules' size).
 #ifndef STREAMLIKE_PYTHON_DETAIL_CHECK_GIVEN_STREAM_HPP
 #define STREAMLIKE_PYTHON_DETAIL_CHECK_GIVEN_STREAM_HPP
 
 #include <streamlike/current_stream_check.hpp>
 #include <streamlike/python/detail/cpython.hpp>
+#include <streamlike/python/detail/package_current_stream.hpp>
 #include <streamlike/stream_view.hpp>
 
 #include <string>
@@ -33,13 +35,14 @@ namespace streamlike::python::detail {
   return file + ":" + std::to_string(line);
 }
 
-/// The check of a stream argument; the call site is the Python caller's. Never throws.
+/// The check of a stream argument; the call site is the Python caller's. On with this module's
+/// own switch or the streamlike package's (check_active). Never throws.
 inline void check_given_stream(stream_view given) noexcept {
-  if (!streamlike::detail::current_stream_check_on.load(std::memory_order_relaxed)) [[likely]]
+  if (!check_active()) [[likely]]
     return;
   try {
     const std::string site = python_call_site();
-    streamlike::check_current_stream(given, site.c_str());
+    streamlike::detail::report_if_not_current(given, site.c_str());
   } catch (...) {
     // out of memory: not checked
   }

@@ -10,10 +10,12 @@
 #include <streamlike/python/detail/decode_problem.hpp>
 #include <streamlike/python/detail/known_exporters.hpp>
 #include <streamlike/python/detail/owned_capsule.hpp>
+#include <streamlike/python/detail/package_current_stream.hpp>
 #include <streamlike/python/detail/outcome.hpp>
 #include <streamlike/python/detail/reference_block.hpp>
 #include <streamlike/python/detail/saved_error.hpp>
 #include <streamlike/python/detail/stream_object.hpp>
+#include <streamlike/python/detail/translate_exceptions.hpp>
 #include <streamlike/python/detail/torch_fast_path.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_view.hpp>
@@ -83,6 +85,12 @@ namespace streamlike::python::detail {
 /// pass (only then does a missing __cuda_stream__ raise TypeError; before, it declines, so that
 /// other overloads can match exactly first).
 [[nodiscard]] inline outcome decode_view(PyObject* obj, bool convert, stream_view& out) noexcept {
+  if (is_current_sentinel(obj)) { // streamlike.CURRENT: the caller's current stream, not checked
+    return translate_exceptions(outcome::failed, [&] {
+      out = current_stream_for_python();
+      return outcome::ok;
+    });
+  }
   const outcome o = report(obj, convert, read_view(obj, out));
   if (o == outcome::ok) check_given_stream(out); // the opt-in current-stream check
   return o;
