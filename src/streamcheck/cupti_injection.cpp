@@ -1,0 +1,249 @@
+// streamcheck's CUPTI layer: libstreamlike_check.so, loaded into any CUDA process through
+// CUDA_INJECTION64_PATH (the driver calls InitializeInjection) or LD_PRELOAD (a constructor), with
+// its options in STREAMLIKE_CHECK* (options.hpp). It subscribes to the driver API callbacks of the
+// calls the checker judges, turns each into a call_event and hands it to the checker
+// (checker.hpp), which decides; this file only translates. Unset STREAMLIKE_CHECK: nothing is
+// subscribed and the process runs as without the library.
+#include "call_site.hpp"
+#include "checker.hpp"
+#include "options.hpp"
+
+#include <streamlike/current_stream.hpp>
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace streamlike::check {
+namespace {
+
+// Never destroyed: callbacks may still come during static destruction.
+checker* the_checker = nullptr;
+std::FILE* report_file = stderr;
+std::vector<call_kind> kind_of_cbid; // indexed by callback id
+
+bool stream_of(CUpti_CallbackId cbid, const void* params, CUstream* stream) {
+  switch (cbid) {
+#include "stream_of_call.inc"
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+      *stream = static_cast<const cuLaunchKernelEx_params*>(params)->config->hStream;
+      return true;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      *stream = static_cast<const cuLaunchKernelEx_ptsz_params*>(params)->config->hStream;
+      return true;
+    default: return false;
+  }
+}
+
+cudaStreamCaptureMode capture_mode_of(CUpti_CallbackId cbid, const void* params) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
+      return static_cast<cudaStreamCaptureMode>(static_cast<const cuStreamBeginCapture_v2_params*>(params)->mode);
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
+      return static_cast<cudaStreamCaptureMode>(static_cast<const cuStreamBeginCapture_v2_ptsz_params*>(params)->mode);
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
+      return static_cast<cudaStreamCaptureMode>(static_cast<const cuStreamBeginCaptureToGraph_params*>(params)->mode);
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
+      return static_cast<cudaStreamCaptureMode>(
+          static_cast<const cuStreamBeginCaptureToGraph_ptsz_params*>(params)->mode);
+    default: return cudaStreamCaptureModeGlobal; // cuStreamBeginCapture (v1): global
+  }
+}
+
+std::uint64_t this_thread() noexcept {
+  static thread_local const auto id = static_cast<std::uint64_t>(syscall(SYS_gettid));
+  return id;
+}
+
+bool current_stream_of(void*, int device, std::uintptr_t* stream) {
+  try {
+    *stream = reinterpret_cast<std::uintptr_t>(streamlike::current_stream(device).get());
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+void write_report(void*, const report& r) {
+  const std::string text = format(r);
+  std::fputs(text.c_str(), report_file);
+  std::fflush(report_file);
+}
+
+thread_local bool inside = false; // the checker's own CUDA calls (a provider's) are not judged
+
+void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || inside || cbid >= kind_of_cbid.size()) return;
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  call_event e;
+  e.kind = kind_of_cbid[cbid];
+  const bool after = cb->callbackSite == CUPTI_API_EXIT;
+  // Captures and mode changes are noted once done (with their result); everything else is judged
+  // before it runs.
+  const bool noted_after = e.kind == call_kind::capture_begin || e.kind == call_kind::capture_end;
+  if (after != noted_after) return;
+  inside = true;
+  e.api = cb->functionName != nullptr ? cb->functionName : "";
+  e.thread = this_thread();
+  uint32_t device = 0;
+  e.device =
+      cb->context != nullptr && cuptiGetDeviceId(cb->context, &device) == CUPTI_SUCCESS ? static_cast<int>(device) : -1;
+  CUstream stream = nullptr;
+  e.has_stream = stream_of(cbid, cb->functionParams, &stream);
+  e.stream = canonical_stream(e.api, reinterpret_cast<std::uintptr_t>(stream));
+  if (after && cb->functionReturnValue != nullptr) {
+    const CUresult result = *static_cast<const CUresult*>(cb->functionReturnValue);
+    // An end capture that failed (an invalidated capture) still ended it, unless made from the
+    // wrong thread.
+    e.succeeded =
+        e.kind == call_kind::capture_end ? result != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD : result == CUDA_SUCCESS;
+  }
+  if (e.kind == call_kind::capture_begin) {
+    e.mode = capture_mode_of(cbid, cb->functionParams);
+    // A non-blocking stream does not synchronize with the legacy one. The driver is looked up,
+    // not linked: the library loads (and says it cannot check) where there is no driver.
+    using get_flags_fn = CUresult (*)(CUstream, unsigned int*);
+    static const auto get_flags = reinterpret_cast<get_flags_fn>(dlsym(RTLD_DEFAULT, "cuStreamGetFlags"));
+    unsigned int flags = 0;
+    e.blocking =
+        !(get_flags != nullptr && get_flags(stream, &flags) == CUDA_SUCCESS && (flags & CU_STREAM_NON_BLOCKING) != 0);
+  } else if (e.kind == call_kind::capture_mode) {
+    const auto* p = static_cast<const cuThreadExchangeStreamCaptureMode_params*>(cb->functionParams);
+    if (p->mode == nullptr)
+      e.succeeded = false;
+    else
+      e.mode = static_cast<cudaStreamCaptureMode>(*p->mode);
+  }
+  the_checker->on_call(e);
+  inside = false;
+}
+
+void at_exit() {
+  if (the_checker == nullptr) return;
+  inside = true;
+  const std::string summary = the_checker->summary();
+  std::fputs(summary.c_str(), report_file);
+  std::fflush(report_file);
+  const options& o = the_checker->settings();
+  if (!o.json.empty()) {
+    if (std::FILE* f = std::fopen(o.json.c_str(), "w")) {
+      const std::string json = the_checker->json();
+      std::fputs(json.c_str(), f);
+      std::fclose(f);
+    } else {
+      std::fprintf(stderr, "streamcheck: cannot write STREAMLIKE_CHECK_JSON=%s\n", o.json.c_str());
+    }
+  }
+  if (o.fail && the_checker->reported() != 0) {
+    std::fflush(nullptr);
+    _exit(1); // STREAMLIKE_CHECK_FAIL=1: the run fails
+  }
+}
+
+// 0: subscribed (or off); 1: not (said why on stderr).
+int start() noexcept {
+  options o;
+  try {
+    o = options_from_environment();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s; streamcheck is off\n", e.what());
+    return 1;
+  }
+  if (!o.any()) return 0; // off: nothing subscribed
+  if (!o.output.empty()) {
+    report_file = std::fopen(o.output.c_str(), "w");
+    if (report_file == nullptr) {
+      std::fprintf(stderr, "streamcheck: cannot write STREAMLIKE_CHECK_OUTPUT=%s; reporting on stderr\n",
+                   o.output.c_str());
+      report_file = stderr;
+    }
+  }
+  kind_of_cbid.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, call_kind::other);
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name != nullptr)
+      kind_of_cbid[cbid] = classify(name);
+  }
+  world w;
+  w.current_stream = current_stream_of;
+  w.take_call_site = take_call_site;
+  w.symbolize = symbolize;
+  the_checker = new checker(o, w);
+  the_checker->on_report(write_report, nullptr);
+  // No driver, no CUDA calls to check: said plainly rather than as CUPTI's unknown error.
+  if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD) == nullptr && dlopen("libcuda.so.1", RTLD_LAZY) == nullptr) {
+    std::fprintf(stderr, "streamcheck: no CUDA driver in this process (libcuda.so.1 cannot be loaded): "
+                         "nothing to check; the program runs unchecked\n");
+    delete the_checker;
+    the_checker = nullptr;
+    return 1;
+  }
+  CUpti_SubscriberHandle subscriber = nullptr;
+  const CUptiResult subscribed = cuptiSubscribe(&subscriber, on_driver_call, nullptr);
+  if (subscribed != CUPTI_SUCCESS) {
+    const char* why = nullptr;
+    cuptiGetResultString(subscribed, &why);
+    std::fprintf(stderr, "streamcheck: cannot subscribe to CUDA driver callbacks (%s)%s; the program runs unchecked\n",
+                 why != nullptr ? why : "unknown CUPTI error",
+                 subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                     ? ": another CUPTI client (a profiler, Nsight, torch.profiler) holds them"
+                     : "");
+    delete the_checker;
+    the_checker = nullptr;
+    return 1;
+  }
+  std::size_t enabled = 0;
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    if (kind_of_cbid[cbid] == call_kind::other) continue;
+    if (cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS) ++enabled;
+  }
+  std::atexit(at_exit);
+  std::fprintf(report_file, "streamcheck: checking %s%s%s on %zu CUDA driver calls\n",
+               o.wrong_stream ? "wrong-stream" : "", o.wrong_stream && o.capture ? " and " : "",
+               o.capture ? "capture" : "", enabled);
+  return 0;
+}
+
+int start_once() noexcept {
+  static int result = -1;
+  static std::once_flag once;
+  std::call_once(once, [] { result = start(); });
+  return result;
+}
+
+// LD_PRELOAD: no InitializeInjection call comes.
+__attribute__((constructor)) void start_when_preloaded() {
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload != nullptr && std::string_view(preload).find("streamlike_check") != std::string_view::npos) start_once();
+}
+
+} // namespace
+} // namespace streamlike::check
+
+/// CUDA_INJECTION64_PATH: the driver calls this once, when it initializes. 1 for success, as
+/// CUPTI's injection samples return.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  (void)streamlike::check::start_once();
+  return 1;
+}
+
+/// For streamlike.check (Python): call sites from now on carry the Python file:line. Returns 1
+/// when the Python C API was found in the process.
+extern "C" __attribute__((visibility("default"))) int streamlike_check_use_python_frames(void) {
+  return streamlike::check::use_python_frames() ? 1 : 0;
+}
+
+/// Whether the checker is subscribed (1), off (0), or failed to start (-1): for streamlike.check.
+extern "C" __attribute__((visibility("default"))) int streamlike_check_active(void) {
+  return streamlike::check::the_checker != nullptr ? 1 : 0;
+}
