@@ -121,10 +121,13 @@ checker::verdict checker::check_stream(const call_event& e) {
 checker::verdict checker::check_capture(const call_event& e) {
   if (capture_count_.load(std::memory_order_acquire) == 0) [[likely]]
     return verdict::fine;
+  // While captures run, a launch or copy can break one only from the legacy default stream.
+  const bool punished = e.kind == call_kind::capture_punished;
+  if (!punished && !(e.has_stream && e.stream == legacy_stream)) return verdict::fine;
   std::string why;
   {
     const std::lock_guard lock(mutex_);
-    if (e.kind == call_kind::capture_punished) {
+    if (punished) {
       // A synchronization or query of the capturing stream itself: illegal in every mode.
       const auto itself = std::find_if(captures_.begin(), captures_.end(),
                                        [&](const capture& c) { return e.has_stream && c.stream == e.stream; });
