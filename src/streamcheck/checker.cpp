@@ -113,8 +113,11 @@ checker::verdict checker::check_stream(const call_event& e) {
   r.device = e.device;
   r.thread = e.thread;
   r.why = "given stream " + stream_name(e.stream) + ", but the calling thread's current stream on device " +
-          std::to_string(e.device) + " is " + stream_name(current) +
-          " (streamlike::current_stream(): torch, tvm-ffi, CuPy and streamlike agree on it)";
+          std::to_string(e.device) + " is " + stream_name(current) + " (streamlike::current_stream())";
+  const std::string answers = world_.current_stream_answers != nullptr
+                                  ? world_.current_stream_answers(world_.context, e.device)
+                                  : std::string();
+  if (!answers.empty()) r.why += "; " + answers;
   return record(std::move(r));
 }
 

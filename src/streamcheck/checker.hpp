@@ -56,6 +56,9 @@ struct world {
   void (*take_call_site)(void* context, call_site& site) = nullptr;
   /// Fills site.frames from site.addresses (taken once per call site).
   void (*symbolize)(void* context, call_site& site) = nullptr;
+  /// For a wrong-stream report only: which framework set the current stream on `device` and which
+  /// others name another one ("set by torch, while cupy names 0x8000"); empty when all agree.
+  std::string (*current_stream_answers)(void* context, int device) = nullptr;
   void* context = nullptr;
 };
 

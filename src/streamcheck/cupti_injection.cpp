@@ -9,6 +9,7 @@
 #include "options.hpp"
 
 #include <streamlike/current_stream.hpp>
+#include <streamlike/current_stream_providers.hpp>
 
 #include <cuda.h>
 #include <cupti.h>
@@ -71,6 +72,25 @@ bool current_stream_of(void*, int device, std::uintptr_t* stream) {
     return true;
   } catch (...) {
     return false;
+  }
+}
+
+// Which framework's answer current_stream() took, and any other framework naming another stream
+// (a default stream named by one that has nothing set is not a disagreement worth a word).
+std::string current_stream_answers(void*, int device) {
+  try {
+    const std::vector<streamlike::current_stream_answer> answers = streamlike::current_stream_conflicts(device);
+    if (answers.empty()) return {};
+    std::string text = "set by " + answers.front().provider;
+    for (std::size_t i = 1; i < answers.size(); ++i) {
+      if (answers[i].stream.is_default()) continue;
+      char handle[32];
+      std::snprintf(handle, sizeof handle, "%p", static_cast<void*>(answers[i].stream.get()));
+      text += ", while " + answers[i].provider + " names " + handle;
+    }
+    return text;
+  } catch (...) {
+    return {};
   }
 }
 
@@ -178,6 +198,7 @@ int start() noexcept {
   w.current_stream = current_stream_of;
   w.take_call_site = take_call_site;
   w.symbolize = symbolize;
+  w.current_stream_answers = current_stream_answers;
   the_checker = new checker(o, w);
   the_checker->on_report(write_report, nullptr);
   // No driver, no CUDA calls to check: said plainly rather than as CUPTI's unknown error.

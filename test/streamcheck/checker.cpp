@@ -27,6 +27,7 @@ struct fake_process {
   std::vector<std::string> frames{"libextension.so: launch_my_kernel+0x10"};
   int symbolized = 0;
   std::vector<report> sunk;
+  std::string answers; // the frameworks' disagreement, as the world words it
 
   world as_world() {
     world w;
@@ -43,6 +44,7 @@ struct fake_process {
       s.addresses = {reinterpret_cast<void*>(p.site)};
       s.python = p.python;
     };
+    w.current_stream_answers = [](void* c, int) { return static_cast<fake_process*>(c)->answers; };
     w.symbolize = [](void* c, call_site& s) {
       auto& p = *static_cast<fake_process*>(c);
       ++p.symbolized;
@@ -116,6 +118,19 @@ TEST_CASE("wrong stream: a launch on the legacy default stream while a created s
   CHECK(text.find("current stream on device 0 is 0x7000") != std::string::npos);
   CHECK(text.find("at model.py:12") != std::string::npos);
   CHECK(text.find("libextension.so: launch_my_kernel+0x10") != std::string::npos);
+  CHECK(text.find("set by") == std::string::npos); // the frameworks agree: nothing more to say
+}
+
+TEST_CASE("wrong stream: a launch on one framework's stream while the others agree on another") {
+  // CuPy launching on its own current stream inside torch.cuda.stream(s): the report names each
+  // framework's answer.
+  fixture f;
+  f.process.current[0] = side;
+  f.process.answers = "set by torch, while cupy names 0x8000";
+  CHECK(f.check.on_call(call("cuLaunchKernel", other)) == checker::verdict::reported);
+  REQUIRE(f.process.sunk.size() == 1);
+  CHECK(f.process.sunk[0].why.find("current stream on device 0 is 0x7000 (streamlike::current_stream()); set by "
+                                   "torch, while cupy names 0x8000") != std::string::npos);
 }
 
 TEST_CASE("wrong stream: every call that works on a stream, on the per-thread default or another stream") {
