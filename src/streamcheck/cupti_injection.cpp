@@ -5,6 +5,7 @@
 // (checker.hpp), which decides; this file only translates. Unset STREAMLIKE_CHECK: nothing is
 // subscribed and the process runs as without the library.
 #include "call_site.hpp"
+#include "cupti_params.hpp"
 #include "checker.hpp"
 #include "options.hpp"
 
@@ -32,34 +33,6 @@ namespace {
 checker* the_checker = nullptr;
 std::FILE* report_file = stderr;
 std::vector<call_kind> kind_of_cbid; // indexed by callback id
-
-bool stream_of(CUpti_CallbackId cbid, const void* params, CUstream* stream) {
-  switch (cbid) {
-#include "stream_of_call.inc"
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-      *stream = static_cast<const cuLaunchKernelEx_params*>(params)->config->hStream;
-      return true;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-      *stream = static_cast<const cuLaunchKernelEx_ptsz_params*>(params)->config->hStream;
-      return true;
-    default: return false;
-  }
-}
-
-cudaStreamCaptureMode capture_mode_of(CUpti_CallbackId cbid, const void* params) {
-  switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
-      return static_cast<cudaStreamCaptureMode>(static_cast<const cuStreamBeginCapture_v2_params*>(params)->mode);
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
-      return static_cast<cudaStreamCaptureMode>(static_cast<const cuStreamBeginCapture_v2_ptsz_params*>(params)->mode);
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
-      return static_cast<cudaStreamCaptureMode>(static_cast<const cuStreamBeginCaptureToGraph_params*>(params)->mode);
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
-      return static_cast<cudaStreamCaptureMode>(
-          static_cast<const cuStreamBeginCaptureToGraph_ptsz_params*>(params)->mode);
-    default: return cudaStreamCaptureModeGlobal; // cuStreamBeginCapture (v1): global
-  }
-}
 
 std::uint64_t this_thread() noexcept {
   static thread_local const auto id = static_cast<std::uint64_t>(syscall(SYS_gettid));
