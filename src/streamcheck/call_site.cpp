@@ -43,6 +43,22 @@ bool is_library_file(const std::string& file) {
          file.find("/lib/python3") != std::string::npos || file.rfind("<frozen", 0) == 0;
 }
 
+bool is_own_library(const Dl_info& info) {
+  static const void* own_base = [] {
+    Dl_info self{};
+    return dladdr(reinterpret_cast<void*>(&take_call_site), &self) != 0 ? self.dli_fbase : nullptr;
+  }();
+  return info.dli_fbase == own_base;
+}
+
+bool is_cuda_library(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  const char* name = slash != nullptr ? slash + 1 : path;
+  return std::strncmp(name, "libcupti", 8) == 0 || std::strncmp(name, "libcuda.", 8) == 0;
+}
+
+} // namespace
+
 std::string python_location() {
   if (!python_ready.load(std::memory_order_acquire) || python.gil_check() == 0) return {};
   void* frame = python.current_frame();
@@ -71,22 +87,6 @@ std::string python_location() {
   if (owned != nullptr) python.decref(owned);
   return chosen.empty() ? innermost : chosen;
 }
-
-bool is_own_library(const Dl_info& info) {
-  static const void* own_base = [] {
-    Dl_info self{};
-    return dladdr(reinterpret_cast<void*>(&take_call_site), &self) != 0 ? self.dli_fbase : nullptr;
-  }();
-  return info.dli_fbase == own_base;
-}
-
-bool is_cuda_library(const char* path) {
-  const char* slash = std::strrchr(path, '/');
-  const char* name = slash != nullptr ? slash + 1 : path;
-  return std::strncmp(name, "libcupti", 8) == 0 || std::strncmp(name, "libcuda.", 8) == 0;
-}
-
-} // namespace
 
 void take_call_site(void*, call_site& site) {
   void* addresses[max_addresses];

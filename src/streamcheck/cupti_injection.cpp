@@ -21,6 +21,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -235,6 +236,19 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 /// when the Python C API was found in the process.
 extern "C" __attribute__((visibility("default"))) int streamlike_check_use_python_frames(void) {
   return streamlike::check::use_python_frames() ? 1 : 0;
+}
+
+/// The calling thread's Python location as a report would name it, into `buffer` (NUL-terminated,
+/// truncated to `size`); returns its length, 0 when there is none (no GIL held, no Python frames
+/// asked for). For streamlike.check's tests.
+extern "C" __attribute__((visibility("default"))) int streamlike_check_python_location(char* buffer, size_t size) {
+  const std::string location = streamlike::check::python_location();
+  if (buffer != nullptr && size > 0) {
+    const std::size_t n = location.size() < size ? location.size() : size - 1;
+    std::memcpy(buffer, location.data(), n);
+    buffer[n] = '\0';
+  }
+  return static_cast<int>(location.size());
 }
 
 /// Whether the checker is subscribed (1), off (0), or failed to start (-1): for streamlike.check.

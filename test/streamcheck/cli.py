@@ -133,6 +133,48 @@ with tempfile.TemporaryDirectory() as tmp:
     )
     expect(r.returncode == 0 and r.stderr == "", "LD_PRELOAD without STREAMLIKE_CHECK: silent", r)
 
+# The Python file:line a report names, asked of the library as a report would ask it: the caller's
+# line, skipping a frame in site-packages; nothing without the GIL (ctypes.CDLL releases it) or
+# before streamlike_check_use_python_frames.
+with tempfile.TemporaryDirectory() as tmp:
+    site = os.path.join(tmp, "env", "lib", "site-packages")
+    os.makedirs(site)
+    with open(os.path.join(site, "framework.py"), "w", encoding="utf-8") as f:
+        f.write(
+            "import ctypes\n"
+            "def launch(lib):\n"
+            "    buffer = ctypes.create_string_buffer(4096)\n"
+            "    lib.streamlike_check_python_location(buffer, 4096)\n"
+            "    return buffer.value.decode()\n"
+        )
+    script = os.path.join(tmp, "user.py")
+    with open(script, "w", encoding="utf-8") as f:
+        f.write(
+            "import ctypes, sys\n"
+            f"sys.path.insert(0, {site!r})\n"
+            "import framework\n"
+            f"with_gil = ctypes.PyDLL({library!r})\n"
+            f"without_gil = ctypes.CDLL({library!r})\n"
+            "def ask(lib):\n"
+            "    buffer = ctypes.create_string_buffer(4096)\n"
+            "    lib.streamlike_check_python_location(buffer, 4096)\n"
+            "    return buffer.value.decode()\n"
+            "print('before', repr(ask(with_gil)))\n"
+            "print('enabled', with_gil.streamlike_check_use_python_frames())\n"
+            "print('direct', ask(with_gil))\n"
+            "print('through', framework.launch(with_gil))\n"
+            "print('nogil', repr(ask(without_gil)))\n"
+        )
+    r = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=60)
+    lines = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+    expect(lines.get("before") == "''", "no Python location before streamlike_check_use_python_frames", r)
+    expect(lines.get("enabled") == "1", "streamlike_check_use_python_frames finds the Python C API", r)
+    # The innermost frame: ask(), line 8 of user.py; through framework.py in site-packages: its
+    # caller, line 13.
+    expect(lines.get("direct") == f"{script}:8", "the innermost frame's file:line", r)
+    expect(lines.get("through") == f"{script}:13", "frames in site-packages are skipped", r)
+    expect(lines.get("nogil") == "''", "no location on a thread that does not hold the GIL", r)
+
 if failures:
     print("FAILED:\n" + "\n".join(failures))
     sys.exit(1)
