@@ -154,6 +154,8 @@ int start() noexcept {
     return 1;
   }
   if (!o.any()) return 0; // off: nothing subscribed
+  o.output = with_pid(o.output, static_cast<long>(getpid()));
+  o.json = with_pid(o.json, static_cast<long>(getpid()));
   if (!o.output.empty()) {
     report_file = std::fopen(o.output.c_str(), "w");
     if (report_file == nullptr) {

@@ -73,6 +73,19 @@ options parse_options(const char* check, const char* output, const char* json, c
   return o;
 }
 
+std::string with_pid(std::string_view path, long pid) {
+  std::string out;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '%' && i + 1 < path.size() && path[i + 1] == 'p') {
+      out += std::to_string(pid);
+      ++i;
+    } else {
+      out += path[i];
+    }
+  }
+  return out;
+}
+
 options options_from_environment() {
   return parse_options(std::getenv("STREAMLIKE_CHECK"), std::getenv("STREAMLIKE_CHECK_OUTPUT"),
                        std::getenv("STREAMLIKE_CHECK_JSON"), std::getenv("STREAMLIKE_CHECK_FAIL"),

@@ -30,6 +30,10 @@ struct options {
 [[nodiscard]] options parse_options(const char* check, const char* output, const char* json, const char* fail,
                                     const char* allow);
 
+/// `path` with each "%p" replaced by `pid`: one file per process when a checked command starts
+/// several (a test suite).
+[[nodiscard]] std::string with_pid(std::string_view path, long pid);
+
 /// parse_options of the process's environment.
 [[nodiscard]] options options_from_environment();
 

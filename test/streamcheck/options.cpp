@@ -68,3 +68,11 @@ TEST_CASE("a value the checker cannot read is named with what was expected") {
   const std::string empty = message([] { (void)parse_options("all", nullptr, nullptr, nullptr, "py:"); });
   CHECK(empty.find("non-empty TEXT") != std::string::npos);
 }
+
+TEST_CASE("%p in a file name is the process id: one file per process of a checked suite") {
+  CHECK(streamlike::check::with_pid("/tmp/check-%p.json", 4242) == "/tmp/check-4242.json");
+  CHECK(streamlike::check::with_pid("%p/%p", 7) == "7/7");
+  CHECK(streamlike::check::with_pid("plain.json", 7) == "plain.json");
+  CHECK(streamlike::check::with_pid("100%", 7) == "100%");
+  CHECK(streamlike::check::with_pid("", 7).empty());
+}
