@@ -25,6 +25,7 @@ NATIVE = {
 # Python: shape -> (kind, API prefix, the function whose `# the bug` line the report must name);
 # None: a clean program, run once, that must report nothing.
 PYTHON = {
+    "torch-extension-on-stream-zero": ("wrong-stream", "cuLaunchKernel", "torch_extension_on_stream_zero"),
     "cupy-op-inside-torch-stream": ("wrong-stream", "cuLaunchKernel", "cupy_op_inside_torch_stream"),
     "torch-sync-inside-graph": ("capture-breaker", "cuCtxSynchronize", "torch_sync_inside_graph"),
     "cuda-malloc-inside-graph": ("capture-breaker", "cuMemAlloc", "cuda_malloc_inside_graph"),

@@ -33,6 +33,52 @@ def cupy_op_inside_torch_stream(bug):
     return y
 
 
+EXTENSION_SOURCE = r"""
+#include <ATen/cuda/CUDAContext.h>
+#include <torch/extension.h>
+
+__global__ void scale(float* x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2;
+}
+
+// The flash-attention shape: a launch that ignores torch's current stream.
+void scale_on_stream_zero(torch::Tensor x) {
+  scale<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), static_cast<int>(x.numel()));
+}
+
+void scale_on_current_stream(torch::Tensor x) {
+  scale<<<(x.numel() + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(x.data_ptr<float>(),
+                                                                             static_cast<int>(x.numel()));
+}
+"""
+
+
+def torch_extension_on_stream_zero(bug):
+    torch = need("torch")
+    from torch.utils import cpp_extension
+
+    try:
+        ext = cpp_extension.load_inline(
+            name="streamcheck_corpus_extension",
+            cpp_sources="void scale_on_stream_zero(torch::Tensor x);\nvoid scale_on_current_stream(torch::Tensor x);",
+            cuda_sources=EXTENSION_SOURCE,
+            functions=["scale_on_stream_zero", "scale_on_current_stream"],
+        )
+    except Exception as e:  # no nvcc or ninja for torch's extension builder
+        print(f"gpu_frameworks.py: cannot build a torch extension ({e}); skipped")
+        sys.exit(SKIP)
+    x = torch.ones(1024, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        if bug:
+            ext.scale_on_stream_zero(x)  # the bug
+        else:
+            ext.scale_on_current_stream(x)
+    torch.cuda.synchronize()
+
+
 def torch_sync_inside_graph(bug):
     torch = need("torch")
     x = torch.ones(256, device="cuda")
@@ -119,6 +165,7 @@ def cupy_pipeline(bug):
 
 
 SHAPES = {
+    "torch-extension-on-stream-zero": torch_extension_on_stream_zero,
     "cupy-op-inside-torch-stream": cupy_op_inside_torch_stream,
     "torch-sync-inside-graph": torch_sync_inside_graph,
     "cuda-malloc-inside-graph": cuda_malloc_inside_graph,
