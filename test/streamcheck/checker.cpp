@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace streamlike::check;
@@ -390,4 +391,30 @@ TEST_CASE("the JSON summary names each report, escaped") {
   CHECK(json.find("\"python\": \"dir \\\"q\\\"\\\\x.py:1\"") != std::string::npos);
   CHECK(json.find("\"kind\": \"capture-breaker\", \"api\": \"cuMemFree_v2\"") != std::string::npos);
   CHECK(json.find("\"frames\": [\"libextension.so: launch_my_kernel+0x10\"]") != std::string::npos);
+}
+
+TEST_CASE("calls from many threads: one report per call site, every call counted") {
+  // The sanitizer runs of the host suite check this for races (captures begun and ended meanwhile).
+  fixture f;
+  f.process.current[0] = side;
+  constexpr int threads = 4;
+  constexpr int calls = 500;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&f, t] {
+      for (int i = 0; i < calls; ++i) {
+        (void)f.check.on_call(call("cuLaunchKernel", 0, 100 + t));
+        call_event begin = begin_capture(0x9000 + t, cudaStreamCaptureModeRelaxed, 100 + t);
+        (void)f.check.on_call(begin);
+        (void)f.check.on_call(call("cuStreamEndCapture", 0x9000 + t, 100 + t));
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  const auto all = f.check.reports();
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].count == threads * calls);
+  CHECK(f.process.sunk.size() == 1);
+  f.process.site = 2;
+  CHECK(f.check.on_call(no_stream_call("cuCtxSynchronize")) == checker::verdict::fine); // every capture ended
 }
