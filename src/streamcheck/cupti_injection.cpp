@@ -34,6 +34,21 @@ namespace {
 checker* the_checker = nullptr;
 std::FILE* report_file = stderr;
 std::vector<call_kind> kind_of_cbid; // indexed by callback id
+void* driver = nullptr;              // libcuda.so.1, for the one driver query the layer makes
+
+// The device of a call's context: the last context a thread used, remembered (one CUPTI query per
+// change of context rather than per call).
+int device_of(CUcontext context) noexcept {
+  static thread_local CUcontext last_context = nullptr;
+  static thread_local int last_device = -1;
+  if (context == nullptr) return -1;
+  if (context != last_context) {
+    uint32_t device = 0;
+    last_device = cuptiGetDeviceId(context, &device) == CUPTI_SUCCESS ? static_cast<int>(device) : -1;
+    last_context = context;
+  }
+  return last_device;
+}
 
 std::uint64_t this_thread() noexcept {
   static thread_local const auto id = static_cast<std::uint64_t>(syscall(SYS_gettid));
@@ -89,9 +104,7 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
   inside = true;
   e.api = cb->functionName != nullptr ? cb->functionName : "";
   e.thread = this_thread();
-  uint32_t device = 0;
-  e.device =
-      cb->context != nullptr && cuptiGetDeviceId(cb->context, &device) == CUPTI_SUCCESS ? static_cast<int>(device) : -1;
+  e.device = device_of(cb->context);
   CUstream stream = nullptr;
   e.has_stream = stream_of(cbid, cb->functionParams, &stream);
   e.stream = canonical_stream(e.api, reinterpret_cast<std::uintptr_t>(stream));
@@ -107,7 +120,7 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
     // A non-blocking stream does not synchronize with the legacy one. The driver is looked up,
     // not linked: the library loads (and says it cannot check) where there is no driver.
     using get_flags_fn = CUresult (*)(CUstream, unsigned int*);
-    static const auto get_flags = reinterpret_cast<get_flags_fn>(dlsym(RTLD_DEFAULT, "cuStreamGetFlags"));
+    static const auto get_flags = reinterpret_cast<get_flags_fn>(dlsym(driver, "cuStreamGetFlags"));
     unsigned int flags = 0;
     e.blocking =
         !(get_flags != nullptr && get_flags(stream, &flags) == CUDA_SUCCESS && (flags & CU_STREAM_NON_BLOCKING) != 0);
@@ -118,13 +131,14 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
     else
       e.mode = static_cast<cudaStreamCaptureMode>(*p->mode);
   }
-  the_checker->on_call(e);
+  try {
+    the_checker->on_call(e);
+  } catch (...) { // out of memory for a report: nothing may leave a CUPTI callback
+  }
   inside = false;
 }
 
-void at_exit() {
-  if (the_checker == nullptr) return;
-  inside = true;
+void write_summary() {
   const std::string summary = the_checker->summary();
   std::fputs(summary.c_str(), report_file);
   std::fflush(report_file);
@@ -141,6 +155,15 @@ void at_exit() {
   if (o.fail && the_checker->reported() != 0) {
     std::fflush(nullptr);
     _exit(1); // STREAMLIKE_CHECK_FAIL=1: the run fails
+  }
+}
+
+void at_exit() noexcept {
+  if (the_checker == nullptr) return;
+  inside = true;
+  try {
+    write_summary();
+  } catch (...) { // nothing may leave an exit handler
   }
 }
 
@@ -178,7 +201,9 @@ int start() noexcept {
   the_checker = new checker(o, w);
   the_checker->on_report(write_report, nullptr);
   // No driver, no CUDA calls to check: said plainly rather than as CUPTI's unknown error.
-  if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD) == nullptr && dlopen("libcuda.so.1", RTLD_LAZY) == nullptr) {
+  driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (driver == nullptr) driver = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (driver == nullptr) {
     std::fprintf(stderr, "streamcheck: no CUDA driver in this process (libcuda.so.1 cannot be loaded): "
                          "nothing to check; the program runs unchecked\n");
     delete the_checker;
