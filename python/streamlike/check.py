@@ -1,10 +1,10 @@
 """streamcheck for Python programs: ``python -m streamlike.check [options] script.py [args]``.
 
-Runs the script with libstreamlike_check.so injected into the CUDA driver
-(CUDA_INJECTION64_PATH), which reports launches and copies on a stream other than the thread's
-current stream, and calls that break an active CUDA graph capture, each once per call site with
-its Python file:line (docs/streamcheck.md). Only the standard library is used here, so that the
-checker's setup happens before the script imports torch or CuPy and initializes CUDA.
+Runs the script with libstreamlike_check.so injected into the CUDA driver (CUDA_INJECTION64_PATH:
+the driver loads it when the script first initializes CUDA), which reports launches and copies on a
+stream other than the thread's current stream, and calls that break an active CUDA graph capture,
+each once per call site with its Python file:line (docs/streamcheck.md). Only the standard library
+is used here, so that the checker's setup happens before the script imports torch or CuPy.
 """
 
 import argparse
@@ -27,7 +27,7 @@ def _find_library(given):
 
 def _has_driver():
     try:
-        ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
+        ctypes.CDLL("libcuda.so.1")
         return True
     except OSError:
         return False
@@ -66,6 +66,9 @@ def _environment(options, library):
     env = {
         "STREAMLIKE_CHECK": options.check,
         "CUDA_INJECTION64_PATH": library,
+        # The library looks up the Python C API itself when the driver loads it: loading it here,
+        # before torch or CuPy, would bring in its CUDA runtime ahead of theirs.
+        "STREAMLIKE_CHECK_PYTHON_FRAMES": "1",
     }
     if options.output:
         env["STREAMLIKE_CHECK_OUTPUT"] = os.path.abspath(options.output)
@@ -100,10 +103,7 @@ def main(argv=None):
     # The environment first: the driver reads it when it initializes (the script's first CUDA call),
     # and child processes inherit it.
     os.environ.update(_environment(options, library))
-    if _has_driver():
-        checker = ctypes.CDLL(library, mode=ctypes.RTLD_GLOBAL)
-        checker.streamlike_check_use_python_frames()
-    else:
+    if not _has_driver():
         print(
             "streamcheck: no CUDA driver in this process (libcuda.so.1 cannot be loaded): nothing to check; "
             "the program runs unchecked",

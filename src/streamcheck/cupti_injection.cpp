@@ -193,6 +193,10 @@ int start() noexcept {
     if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name != nullptr)
       kind_of_cbid[cbid] = classify(name);
   }
+  // streamlike.check asks for Python call sites through the environment, so that it need not load
+  // this library (and the CUDA runtime it links) before the script's frameworks load theirs.
+  if (const char* frames = std::getenv("STREAMLIKE_CHECK_PYTHON_FRAMES"); frames != nullptr && frames[0] == '1')
+    (void)use_python_frames();
   world w;
   w.current_stream = current_stream_of;
   w.take_call_site = take_call_site;

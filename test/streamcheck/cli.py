@@ -52,6 +52,8 @@ with tempfile.TemporaryDirectory() as tmp:
             "print('injection', os.environ.get('CUDA_INJECTION64_PATH'))\n"
             "print('check', os.environ.get('STREAMLIKE_CHECK'), os.environ.get('STREAMLIKE_CHECK_ALLOW'),\n"
             "      os.environ.get('STREAMLIKE_CHECK_FAIL'), os.environ.get('STREAMLIKE_CHECK_JSON'))\n"
+            "print('frames', os.environ.get('STREAMLIKE_CHECK_PYTHON_FRAMES'))\n"
+            "print('loaded', any('streamlike_check' in line for line in open('/proc/self/maps')))\n"
             "sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)\n"
         )
     # The same file as a package, for `python -m streamlike.check`.
@@ -89,6 +91,12 @@ with tempfile.TemporaryDirectory() as tmp:
         expect(
             f"check wrong-stream,capture lib:libnccl,py:torch.nn 1 {os.path.join(tmp, 'out.json')}" in r.stdout,
             f"module={module}: the options reach the library's environment",
+            r,
+        )
+        expect("frames 1" in r.stdout, f"module={module}: Python call sites asked for", r)
+        expect(
+            "loaded False" in r.stdout,
+            f"module={module}: the library is left for the driver to load (not loaded before the script)",
             r,
         )
         if not has_driver():
