@@ -201,9 +201,12 @@ prohibiting_capture find_prohibiting(cudaStream_t current, const capture_of_stre
   // decided above): this thread's, in a mode taken to be global or thread-local.
   if (of_current.capturing && !current_is_a_scope && own.found == prohibiting_capture::kind::none)
     own = {prohibiting_capture::kind::current_stream, of_current.id, cudaStreamCaptureModeGlobal, current};
-  if (thread_mode == cudaStreamCaptureModeRelaxed) return {};
-  if (own.found != prohibiting_capture::kind::none) return own;
-  if (thread_mode == cudaStreamCaptureModeGlobal) return other;
+  switch (unsafe_call_prohibited_by(thread_mode, own.found != prohibiting_capture::kind::none,
+                                    other.found != prohibiting_capture::kind::none)) {
+    case prohibited_by::own_capture: return own;
+    case prohibited_by::other_thread_capture: return other;
+    case prohibited_by::nothing: break;
+  }
   return {};
 }
 

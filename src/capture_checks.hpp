@@ -75,6 +75,21 @@ struct capture_of_stream {
 //     is safe, invalidating is not: docs/cuda-graphs.md, "Captures streamlike did not begin").
 // Captures begun elsewhere whose stream is not current here are not seen; CUDA judges those calls.
 
+/// CUDA's rule above as a decision, for every checker of it (this file, the streamcheck tool): what
+/// prohibits a potentially unsafe call by a thread in interaction mode `thread_mode`, given whether
+/// that thread has a global or thread-local capture under way (`own_strict_capture`) and whether
+/// another thread has a global one (`other_thread_global_capture`). The thread's own comes first.
+enum class prohibited_by { nothing, own_capture, other_thread_capture };
+[[nodiscard]] constexpr prohibited_by unsafe_call_prohibited_by(cudaStreamCaptureMode thread_mode,
+                                                                bool own_strict_capture,
+                                                                bool other_thread_global_capture) noexcept {
+  if (thread_mode == cudaStreamCaptureModeRelaxed) return prohibited_by::nothing;
+  if (own_strict_capture) return prohibited_by::own_capture;
+  if (thread_mode == cudaStreamCaptureModeGlobal && other_thread_global_capture)
+    return prohibited_by::other_thread_capture;
+  return prohibited_by::nothing;
+}
+
 /// Notes a capture about to begin on `stream` in `mode` on this thread (before
 /// cudaStreamBeginCapture: it may allocate).
 void note_capture_begun(cudaStream_t stream, cudaStreamCaptureMode mode);

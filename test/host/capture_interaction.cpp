@@ -143,6 +143,7 @@ public:
         REQUIRE(cudaStreamBeginCapture(stream, static_cast<cudaStreamCaptureMode>(mode)) == cudaSuccess);
         streamlike_current_stream_provider p{};
         p.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+        p.struct_size = sizeof p;
         p.name = "test framework";
         p.priority = 300;
         p.get = &provider_get;

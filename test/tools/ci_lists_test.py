@@ -19,6 +19,7 @@ MAY_SKIP = [
     "bench-smoke/bench-smoke-stream_pool",
     "bench-smoke/bench-smoke-ordering",
     "bench-smoke/bench-smoke-owner_queries",
+    "bench-smoke/bench-smoke-streamcheck_launches",
 ]
 # Suites (or SUITE/TEST) of which at least one test must pass.
 REQUIRED = [
@@ -30,6 +31,7 @@ REQUIRED = [
     "python/python-bridge",
     "fuzz",
     "tools",
+    "streamcheck",
     "wheel",
     "asan",
     "tsan",

@@ -1,0 +1,144 @@
+#include "call_site.hpp"
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace streamlike::check {
+namespace {
+
+constexpr int max_addresses = 32;
+constexpr std::size_t max_frames = 8;
+
+// The Python C API functions a location needs (all in the limited API since 3.10, but PyEval_GetFrame).
+struct python_api {
+  int (*gil_check)() = nullptr;                    // PyGILState_Check
+  void* (*current_frame)() = nullptr;              // PyEval_GetFrame: borrowed
+  void* (*frame_back)(void*) = nullptr;            // PyFrame_GetBack: new reference
+  void* (*frame_code)(void*) = nullptr;            // PyFrame_GetCode: new reference
+  int (*frame_line)(void*) = nullptr;              // PyFrame_GetLineNumber
+  void* (*get_attr)(void*, const char*) = nullptr; // PyObject_GetAttrString: new reference
+  const char* (*utf8)(void*) = nullptr;            // PyUnicode_AsUTF8
+  void (*decref)(void*) = nullptr;                 // Py_DecRef
+  void (*clear_error)() = nullptr;                 // PyErr_Clear
+};
+python_api python;
+std::atomic<bool> python_ready{false};
+
+template <class F>
+bool find(F& function, const char* name) {
+  function = reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+  return function != nullptr;
+}
+
+// Code of a library rather than of the program: the frame to name is the caller's.
+bool is_library_file(const std::string& file) {
+  return file.find("/site-packages/") != std::string::npos || file.find("/dist-packages/") != std::string::npos ||
+         file.find("/lib/python3") != std::string::npos || file.rfind("<frozen", 0) == 0;
+}
+
+bool is_own_library(const Dl_info& info) {
+  static const void* own_base = [] {
+    Dl_info self{};
+    return dladdr(reinterpret_cast<void*>(&take_call_site), &self) != 0 ? self.dli_fbase : nullptr;
+  }();
+  return info.dli_fbase == own_base;
+}
+
+bool is_cuda_library(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  const char* name = slash != nullptr ? slash + 1 : path;
+  return std::strncmp(name, "libcupti", 8) == 0 || std::strncmp(name, "libcuda.", 8) == 0;
+}
+
+} // namespace
+
+std::string python_location() {
+  if (!python_ready.load(std::memory_order_acquire) || python.gil_check() == 0) return {};
+  void* frame = python.current_frame();
+  if (frame == nullptr) return {};
+  std::string innermost;
+  std::string chosen;
+  void* owned = nullptr; // PyFrame_GetBack's references, released as we go
+  for (int depth = 0; frame != nullptr && depth < 64 && chosen.empty(); ++depth) {
+    std::string here;
+    if (void* code = python.frame_code(frame)) {
+      if (void* name = python.get_attr(code, "co_filename")) {
+        if (const char* text = python.utf8(name)) here = text;
+        python.decref(name);
+      }
+      python.decref(code);
+    }
+    python.clear_error();
+    here += ":" + std::to_string(python.frame_line(frame));
+    if (innermost.empty()) innermost = here;
+    if (!is_library_file(here)) chosen = here;
+    void* back = python.frame_back(frame);
+    if (owned != nullptr) python.decref(owned);
+    owned = back;
+    frame = back;
+  }
+  if (owned != nullptr) python.decref(owned);
+  return chosen.empty() ? innermost : chosen;
+}
+
+void take_call_site(void*, call_site& site) {
+  void* addresses[max_addresses];
+  const int n = backtrace(addresses, max_addresses);
+  site.addresses.assign(addresses, addresses + (n > 0 ? n : 0));
+  site.python = python_location();
+}
+
+void symbolize(void*, call_site& site) {
+  for (void* address : site.addresses) {
+    if (site.frames.size() == max_frames) break;
+    Dl_info info{};
+    if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) {
+      char text[32];
+      std::snprintf(text, sizeof text, "?: %p", address);
+      site.frames.emplace_back(text);
+      continue;
+    }
+    if (is_own_library(info) || is_cuda_library(info.dli_fname)) continue;
+    std::string frame = info.dli_fname;
+    frame += ": ";
+    if (info.dli_sname != nullptr) {
+      int status = 0;
+      char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+      frame += status == 0 && demangled != nullptr ? demangled : info.dli_sname;
+      std::free(demangled);
+      char offset[32];
+      std::snprintf(offset, sizeof offset, "+0x%llx",
+                    static_cast<unsigned long long>(static_cast<char*>(address) - static_cast<char*>(info.dli_saddr)));
+      frame += offset;
+    } else {
+      char offset[32];
+      std::snprintf(offset, sizeof offset, "+0x%llx",
+                    static_cast<unsigned long long>(static_cast<char*>(address) - static_cast<char*>(info.dli_fbase)));
+      frame += offset;
+    }
+    site.frames.push_back(std::move(frame));
+  }
+}
+
+bool use_python_frames() noexcept {
+  if (python_ready.load(std::memory_order_acquire)) return true;
+  python_api api;
+  const bool found = find(api.gil_check, "PyGILState_Check") && find(api.current_frame, "PyEval_GetFrame") &&
+                     find(api.frame_back, "PyFrame_GetBack") && find(api.frame_code, "PyFrame_GetCode") &&
+                     find(api.frame_line, "PyFrame_GetLineNumber") && find(api.get_attr, "PyObject_GetAttrString") &&
+                     find(api.utf8, "PyUnicode_AsUTF8") && find(api.decref, "Py_DecRef") &&
+                     find(api.clear_error, "PyErr_Clear");
+  if (!found) return false;
+  python = api;
+  python_ready.store(true, std::memory_order_release);
+  return true;
+}
+
+} // namespace streamlike::check

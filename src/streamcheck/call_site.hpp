@@ -1,0 +1,30 @@
+// streamcheck: where a reported call was made. Native frames (backtrace, symbolized with dladdr
+// only for a call site seen the first time) and, in a Python process whose streamlike.check
+// asked for it, the Python file:line of the calling thread when it holds the GIL.
+#ifndef STREAMLIKE_SRC_STREAMCHECK_CALL_SITE_HPP
+#define STREAMLIKE_SRC_STREAMCHECK_CALL_SITE_HPP
+
+#include "checker.hpp"
+
+#include <string>
+
+namespace streamlike::check {
+
+/// The calling thread's return addresses and Python location.
+void take_call_site(void* context, call_site& site);
+/// site.frames from site.addresses: "library: function+0xoffset", the frames of CUPTI, the CUDA
+/// driver and this library left out.
+void symbolize(void* context, call_site& site);
+
+/// The calling thread's Python location as a report would name it ("file.py:12"), empty when it
+/// holds no GIL or use_python_frames() was not called.
+[[nodiscard]] std::string python_location();
+
+/// Looks up the Python C API in the process (no link-time dependency on Python): from then on a
+/// call site has the innermost Python frame outside site-packages and the standard library.
+/// False when the process has no Python.
+bool use_python_frames() noexcept;
+
+} // namespace streamlike::check
+
+#endif // STREAMLIKE_SRC_STREAMCHECK_CALL_SITE_HPP

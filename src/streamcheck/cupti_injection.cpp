@@ -1,0 +1,288 @@
+// streamcheck's CUPTI layer: libstreamlike_check.so, loaded into any CUDA process through
+// CUDA_INJECTION64_PATH (the driver calls InitializeInjection) or LD_PRELOAD (a constructor), with
+// its options in STREAMLIKE_CHECK* (options.hpp). It subscribes to the driver API callbacks of the
+// calls the checker judges, turns each into a call_event and hands it to the checker
+// (checker.hpp), which decides; this file only translates. Unset STREAMLIKE_CHECK: nothing is
+// subscribed and the process runs as without the library.
+#include "call_site.hpp"
+#include "cupti_params.hpp"
+#include "checker.hpp"
+#include "options.hpp"
+
+#include <streamlike/current_stream.hpp>
+#include <streamlike/current_stream_providers.hpp>
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace streamlike::check {
+namespace {
+
+// Never destroyed: callbacks may still come during static destruction.
+checker* the_checker = nullptr;
+std::FILE* report_file = stderr;
+std::vector<call_kind> kind_of_cbid; // indexed by callback id
+void* driver = nullptr;              // libcuda.so.1, for the one driver query the layer makes
+
+// The device of a call's context: the last context a thread used, remembered (one CUPTI query per
+// change of context rather than per call).
+int device_of(CUcontext context) noexcept {
+  static thread_local CUcontext last_context = nullptr;
+  static thread_local int last_device = -1;
+  if (context == nullptr) return -1;
+  if (context != last_context) {
+    uint32_t device = 0;
+    last_device = cuptiGetDeviceId(context, &device) == CUPTI_SUCCESS ? static_cast<int>(device) : -1;
+    last_context = context;
+  }
+  return last_device;
+}
+
+std::uint64_t this_thread() noexcept {
+  static thread_local const auto id = static_cast<std::uint64_t>(syscall(SYS_gettid));
+  return id;
+}
+
+bool current_stream_of(void*, int device, std::uintptr_t* stream) {
+  try {
+    *stream = reinterpret_cast<std::uintptr_t>(streamlike::current_stream(device).get());
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// Which framework's answer current_stream() took, and any other framework naming another stream
+// (a default stream named by one that has nothing set is not a disagreement worth a word).
+std::string current_stream_answers(void*, int device) {
+  try {
+    const std::vector<streamlike::current_stream_answer> answers = streamlike::current_stream_conflicts(device);
+    if (answers.empty()) return {};
+    std::string text = "set by " + answers.front().provider;
+    for (std::size_t i = 1; i < answers.size(); ++i) {
+      if (answers[i].stream.is_default()) continue;
+      char handle[32];
+      std::snprintf(handle, sizeof handle, "%p", static_cast<void*>(answers[i].stream.get()));
+      text += ", while " + answers[i].provider + " names " + handle;
+    }
+    return text;
+  } catch (...) {
+    return {};
+  }
+}
+
+void write_report(void*, const report& r) {
+  const std::string text = format(r);
+  std::fputs(text.c_str(), report_file);
+  std::fflush(report_file);
+}
+
+thread_local bool inside = false; // the checker's own CUDA calls (a provider's) are not judged
+
+void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || inside || cbid >= kind_of_cbid.size()) return;
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  call_event e;
+  e.kind = kind_of_cbid[cbid];
+  const bool after = cb->callbackSite == CUPTI_API_EXIT;
+  // Captures and mode changes are noted once done (with their result); everything else is judged
+  // before it runs.
+  const bool noted_after = e.kind == call_kind::capture_begin || e.kind == call_kind::capture_end;
+  if (after != noted_after) return;
+  inside = true;
+  e.api = cb->functionName != nullptr ? cb->functionName : "";
+  e.thread = this_thread();
+  e.device = device_of(cb->context);
+  CUstream stream = nullptr;
+  e.has_stream = stream_of(cbid, cb->functionParams, &stream);
+  e.stream = canonical_stream(e.api, reinterpret_cast<std::uintptr_t>(stream));
+  if (after && cb->functionReturnValue != nullptr) {
+    const CUresult result = *static_cast<const CUresult*>(cb->functionReturnValue);
+    // An end capture that failed (an invalidated capture) still ended it, unless made from the
+    // wrong thread.
+    e.succeeded =
+        e.kind == call_kind::capture_end ? result != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD : result == CUDA_SUCCESS;
+  }
+  if (e.kind == call_kind::capture_begin) {
+    e.mode = capture_mode_of(cbid, cb->functionParams);
+    // A non-blocking stream does not synchronize with the legacy one. The driver is looked up,
+    // not linked: the library loads (and says it cannot check) where there is no driver.
+    using get_flags_fn = CUresult (*)(CUstream, unsigned int*);
+    static const auto get_flags = reinterpret_cast<get_flags_fn>(dlsym(driver, "cuStreamGetFlags"));
+    unsigned int flags = 0;
+    e.blocking =
+        !(get_flags != nullptr && get_flags(stream, &flags) == CUDA_SUCCESS && (flags & CU_STREAM_NON_BLOCKING) != 0);
+  } else if (e.kind == call_kind::capture_mode) {
+    const auto* p = static_cast<const cuThreadExchangeStreamCaptureMode_params*>(cb->functionParams);
+    if (p->mode == nullptr)
+      e.succeeded = false;
+    else
+      e.mode = static_cast<cudaStreamCaptureMode>(*p->mode);
+  }
+  try {
+    the_checker->on_call(e);
+  } catch (...) { // out of memory for a report: nothing may leave a CUPTI callback
+  }
+  inside = false;
+}
+
+void write_summary() {
+  const std::string summary = the_checker->summary();
+  std::fputs(summary.c_str(), report_file);
+  std::fflush(report_file);
+  const options& o = the_checker->settings();
+  if (!o.json.empty()) {
+    if (std::FILE* f = std::fopen(o.json.c_str(), "w")) {
+      const std::string json = the_checker->json();
+      std::fputs(json.c_str(), f);
+      std::fclose(f);
+    } else {
+      std::fprintf(stderr, "streamcheck: cannot write STREAMLIKE_CHECK_JSON=%s\n", o.json.c_str());
+    }
+  }
+  if (o.fail && the_checker->reported() != 0) {
+    std::fflush(nullptr);
+    _exit(1); // STREAMLIKE_CHECK_FAIL=1: the run fails
+  }
+}
+
+void at_exit() noexcept {
+  if (the_checker == nullptr) return;
+  inside = true;
+  try {
+    write_summary();
+  } catch (...) { // nothing may leave an exit handler
+  }
+}
+
+// 0: subscribed (or off); 1: not (said why on stderr).
+int start() noexcept {
+  options o;
+  try {
+    o = options_from_environment();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s; streamcheck is off\n", e.what());
+    return 1;
+  }
+  if (!o.any()) return 0; // off: nothing subscribed
+  o.output = with_pid(o.output, static_cast<long>(getpid()));
+  o.json = with_pid(o.json, static_cast<long>(getpid()));
+  if (!o.output.empty()) {
+    report_file = std::fopen(o.output.c_str(), "w");
+    if (report_file == nullptr) {
+      std::fprintf(stderr, "streamcheck: cannot write STREAMLIKE_CHECK_OUTPUT=%s; reporting on stderr\n",
+                   o.output.c_str());
+      report_file = stderr;
+    }
+  }
+  kind_of_cbid.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, call_kind::other);
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name != nullptr)
+      kind_of_cbid[cbid] = classify(name);
+  }
+  // streamlike.check asks for Python call sites through the environment, so that it need not load
+  // this library (and the CUDA runtime it links) before the script's frameworks load theirs.
+  if (const char* frames = std::getenv("STREAMLIKE_CHECK_PYTHON_FRAMES"); frames != nullptr && frames[0] == '1')
+    (void)use_python_frames();
+  world w;
+  w.current_stream = current_stream_of;
+  w.take_call_site = take_call_site;
+  w.symbolize = symbolize;
+  w.current_stream_answers = current_stream_answers;
+  the_checker = new checker(o, w);
+  the_checker->on_report(write_report, nullptr);
+  // No driver, no CUDA calls to check: said plainly rather than as CUPTI's unknown error.
+  driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (driver == nullptr) driver = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (driver == nullptr) {
+    std::fprintf(stderr, "streamcheck: no CUDA driver in this process (libcuda.so.1 cannot be loaded): "
+                         "nothing to check; the program runs unchecked\n");
+    delete the_checker;
+    the_checker = nullptr;
+    return 1;
+  }
+  CUpti_SubscriberHandle subscriber = nullptr;
+  const CUptiResult subscribed = cuptiSubscribe(&subscriber, on_driver_call, nullptr);
+  if (subscribed != CUPTI_SUCCESS) {
+    const char* why = nullptr;
+    cuptiGetResultString(subscribed, &why);
+    std::fprintf(stderr, "streamcheck: cannot subscribe to CUDA driver callbacks (%s)%s; the program runs unchecked\n",
+                 why != nullptr ? why : "unknown CUPTI error",
+                 subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                     ? ": another CUPTI client (a profiler, Nsight, torch.profiler) holds them"
+                     : "");
+    delete the_checker;
+    the_checker = nullptr;
+    return 1;
+  }
+  std::size_t enabled = 0;
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    if (kind_of_cbid[cbid] == call_kind::other) continue;
+    if (cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS) ++enabled;
+  }
+  std::atexit(at_exit);
+  std::fprintf(report_file, "streamcheck: checking %s%s%s on %zu CUDA driver calls\n",
+               o.wrong_stream ? "wrong-stream" : "", o.wrong_stream && o.capture ? " and " : "",
+               o.capture ? "capture" : "", enabled);
+  return 0;
+}
+
+int start_once() noexcept {
+  static int result = -1;
+  static std::once_flag once;
+  std::call_once(once, [] { result = start(); });
+  return result;
+}
+
+// LD_PRELOAD: no InitializeInjection call comes.
+__attribute__((constructor)) void start_when_preloaded() {
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload != nullptr && std::string_view(preload).find("streamlike_check") != std::string_view::npos) start_once();
+}
+
+} // namespace
+} // namespace streamlike::check
+
+/// CUDA_INJECTION64_PATH: the driver calls this once, when it initializes. 1 for success, as
+/// CUPTI's injection samples return.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  (void)streamlike::check::start_once();
+  return 1;
+}
+
+/// For streamlike.check (Python): call sites from now on carry the Python file:line. Returns 1
+/// when the Python C API was found in the process.
+extern "C" __attribute__((visibility("default"))) int streamlike_check_use_python_frames(void) {
+  return streamlike::check::use_python_frames() ? 1 : 0;
+}
+
+/// The calling thread's Python location as a report would name it, into `buffer` (NUL-terminated,
+/// truncated to `size`); returns its length, 0 when there is none (no GIL held, no Python frames
+/// asked for). For streamlike.check's tests.
+extern "C" __attribute__((visibility("default"))) int streamlike_check_python_location(char* buffer, size_t size) {
+  const std::string location = streamlike::check::python_location();
+  if (buffer != nullptr && size > 0) {
+    const std::size_t n = location.size() < size ? location.size() : size - 1;
+    std::memcpy(buffer, location.data(), n);
+    buffer[n] = '\0';
+  }
+  return static_cast<int>(location.size());
+}
+
+/// Whether the checker is subscribed (1), off (0), or failed to start (-1): for streamlike.check.
+extern "C" __attribute__((visibility("default"))) int streamlike_check_active(void) {
+  return streamlike::check::the_checker != nullptr ? 1 : 0;
+}

@@ -1,0 +1,130 @@
+"""Runs streamcheck's bug corpus under the checker and asserts its reports: each bug reported with
+the right kind, API and call site (the native function, or the Python file:line), and each fixed
+twin, the torch training step and the CuPy pipeline reported nothing. Exits 77 without a device.
+
+usage: corpus.py PROGRAMS CHECK_PY LIBRARY GPU_FRAMEWORKS_PY"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+programs, check_py, library, frameworks_py = (os.path.abspath(a) for a in sys.argv[1:5])
+
+# C++: shape -> (kind, API prefix, the function the native frames must name, words of the why)
+NATIVE = {
+    "launch-on-stream-zero": ("wrong-stream", "cuLaunchKernel", "library_launch_on_stream_zero", ""),
+    "copy-on-stream-zero": ("wrong-stream", "cuMemcpy", "library_copy_on_stream_zero", ""),
+    "malloc-in-capture": ("capture-breaker", "cuMemAlloc", "library_allocates_with_cuda_malloc", "this thread"),
+    "sync-in-capture": ("capture-breaker", "cuStreamSynchronize", "library_synchronizes", "this thread"),
+    "malloc-beside-global-capture": ("capture-breaker", "cuMemAlloc", "library_allocates_with_cuda_malloc", "thread "),
+}
+# Python: shape -> (kind, API prefix, the function whose `# the bug` line the report must name);
+# None: a clean program, run once, that must report nothing.
+PYTHON = {
+    "torch-extension-on-stream-zero": ("wrong-stream", "cuLaunchKernel", "torch_extension_on_stream_zero"),
+    "cupy-op-inside-torch-stream": ("wrong-stream", "cuLaunchKernel", "cupy_op_inside_torch_stream"),
+    "torch-sync-inside-graph": ("capture-breaker", "cuCtxSynchronize", "torch_sync_inside_graph"),
+    "cuda-malloc-inside-graph": ("capture-breaker", "cuMemAlloc", "cuda_malloc_inside_graph"),
+    "foreign-event-sync-inside-cupy-capture": (
+        "capture-breaker",
+        "cuEventSynchronize",
+        "foreign_event_sync_inside_cupy_capture",
+    ),
+    "torch-training-step": None,
+    "cupy-pipeline": None,
+}
+
+failures = []
+skipped = []
+
+
+def bug_lines():
+    """function name -> the line number of its `# the bug` comment in gpu_frameworks.py."""
+    lines, current = {}, None
+    with open(frameworks_py, encoding="utf-8") as f:
+        for number, text in enumerate(f, 1):
+            m = re.match(r"def (\w+)\(", text)
+            if m:
+                current = m.group(1)
+            if text.rstrip().endswith("# the bug"):
+                lines[current] = number
+    return lines
+
+
+def run_checked(command, json_path):
+    env = dict(os.environ, CUDA_INJECTION64_PATH=library, STREAMLIKE_CHECK="all", STREAMLIKE_CHECK_JSON=json_path)
+    env.pop("STREAMLIKE_CHECK_FAIL", None)
+    r = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    reports = None
+    if os.path.exists(json_path):
+        with open(json_path, encoding="utf-8") as f:
+            reports = json.load(f)["reports"]
+        os.remove(json_path)
+    return r, reports
+
+
+def judge(name, variant, r, reports, expected, site_matches):
+    where = f"{name} {variant}"
+    if r.returncode == SKIP:
+        skipped.append(f"{where}: {r.stdout.strip() or r.stderr.strip()}")
+        return
+    if r.returncode != 0 or reports is None:
+        failures.append(f"{where}: exit {r.returncode}, JSON {'missing' if reports is None else 'written'}\n{r.stderr}")
+        return
+    if expected is None:
+        if reports:
+            failures.append(f"{where}: expected no report, got {json.dumps(reports, indent=1)}")
+        return
+    kind, api = expected[0], expected[1]
+    found = [x for x in reports if x["kind"] == kind and x["api"].startswith(api) and site_matches(x)]
+    if not found:
+        failures.append(
+            f"{where}: no {kind} report of {api}* at the bug's call site among {json.dumps(reports, indent=1)}"
+        )
+    else:
+        print(f"ok: {where}: {kind} {found[0]['api']} at {found[0]['python'] or found[0]['frames'][:1]}")
+
+
+probe = subprocess.run([programs, "launch-on-stream-zero", "fixed"], capture_output=True, text=True)
+if probe.returncode == SKIP:
+    print(f"corpus.py: {probe.stderr.strip()}; skipped")
+    sys.exit(SKIP)
+
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "reports.json")
+    for shape, (kind, api, function, why) in NATIVE.items():
+        for variant in ("bug", "fixed"):
+            r, reports = run_checked([programs, shape, variant], out)
+            judge(
+                shape,
+                variant,
+                r,
+                reports,
+                (kind, api) if variant == "bug" else None,
+                lambda x, function=function, why=why: any(function in f for f in x["frames"]) and why in x["why"],
+            )
+    lines = bug_lines()
+    for shape, expected in PYTHON.items():
+        for variant in ("bug", "fixed") if expected is not None else ("fixed",):
+            command = [sys.executable, check_py, "--library", library, frameworks_py, shape, variant]
+            r, reports = run_checked(command, out)
+            location = f"{frameworks_py}:{lines.get(expected[2]) if expected else ''}"
+            judge(
+                shape,
+                variant,
+                r,
+                reports,
+                expected if variant == "bug" else None,
+                lambda x, location=location: x["python"] == location,
+            )
+
+for s in skipped:
+    print("skipped:", s)
+if failures:
+    print("FAILED:\n" + "\n\n".join(failures))
+    sys.exit(1)
+print("corpus: every bug reported at its call site, every fixed twin clean")

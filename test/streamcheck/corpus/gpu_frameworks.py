@@ -1,0 +1,184 @@
+"""streamcheck's Python corpus: real bug shapes of torch and CuPy programs, each with its fix, run
+by corpus.py under `python -m streamlike.check`. The line of each bug ends in `# the bug`, which
+corpus.py finds to check the report's file:line.
+
+usage: gpu_frameworks.py SHAPE bug|fixed      exit 77 without torch, CuPy or a CUDA device"""
+
+import sys
+
+SKIP = 77
+
+
+def need(module):
+    try:
+        return __import__(module)
+    except ImportError as e:
+        print(f"gpu_frameworks.py: {module} not importable ({e}); skipped")
+        sys.exit(SKIP)
+
+
+def cupy_op_inside_torch_stream(bug):
+    # CuPy inside torch.cuda.stream(s) runs on CuPy's own current stream (the sglang shape).
+    torch, cupy = need("torch"), need("cupy")
+    x = cupy.arange(1024, dtype=cupy.float32)
+    s = torch.cuda.Stream()
+    if bug:
+        with torch.cuda.stream(s):
+            y = x * 2  # the bug
+    else:
+        streamlike = need("streamlike")
+        with streamlike.use(s):  # torch, CuPy and streamlike all on s
+            y = x * 2
+    torch.cuda.synchronize()
+    return y
+
+
+EXTENSION_SOURCE = r"""
+#include <ATen/cuda/CUDAContext.h>
+#include <torch/extension.h>
+
+__global__ void scale(float* x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2;
+}
+
+// The flash-attention shape: a launch that ignores torch's current stream.
+void scale_on_stream_zero(torch::Tensor x) {
+  scale<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), static_cast<int>(x.numel()));
+}
+
+void scale_on_current_stream(torch::Tensor x) {
+  scale<<<(x.numel() + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(x.data_ptr<float>(),
+                                                                             static_cast<int>(x.numel()));
+}
+"""
+
+
+def torch_extension_on_stream_zero(bug):
+    torch = need("torch")
+    from torch.utils import cpp_extension
+
+    try:
+        ext = cpp_extension.load_inline(
+            name="streamcheck_corpus_extension",
+            cpp_sources="void scale_on_stream_zero(torch::Tensor x);\nvoid scale_on_current_stream(torch::Tensor x);",
+            cuda_sources=EXTENSION_SOURCE,
+            functions=["scale_on_stream_zero", "scale_on_current_stream"],
+        )
+    except Exception as e:  # no nvcc or ninja for torch's extension builder
+        print(f"gpu_frameworks.py: cannot build a torch extension ({e}); skipped")
+        sys.exit(SKIP)
+    x = torch.ones(1024, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        if bug:
+            ext.scale_on_stream_zero(x)  # the bug
+        else:
+            ext.scale_on_current_stream(x)
+    torch.cuda.synchronize()
+
+
+def torch_sync_inside_graph(bug):
+    torch = need("torch")
+    x = torch.ones(256, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        (x * 2).sum()  # warm-up outside the capture
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(g):
+            y = x * 2
+            if bug:
+                torch.cuda.synchronize()  # the bug
+    except RuntimeError:
+        pass  # CUDA invalidated the capture: the report named the line before
+    if not bug:
+        g.replay()
+        torch.cuda.synchronize()
+        assert float(y.sum()) == 512.0
+
+
+def cuda_malloc_inside_graph(bug):
+    torch, cupy = need("torch"), need("cupy")
+    g = torch.cuda.CUDAGraph()
+    x = torch.ones(256, device="cuda")
+    buffer = None if bug else cupy.cuda.runtime.malloc(1024)  # allocated before the capture
+    try:
+        with torch.cuda.graph(g):
+            x.mul_(2)
+            if bug:
+                buffer = cupy.cuda.runtime.malloc(1024)  # the bug
+    except RuntimeError:
+        pass
+    cupy.cuda.runtime.free(buffer)
+
+
+def foreign_event_sync_inside_cupy_capture(bug):
+    torch, cupy = need("torch"), need("cupy")
+    event = torch.cuda.Event()
+    event.record()
+    if not bug:
+        event.synchronize()  # before the capture
+    stream = cupy.cuda.Stream(non_blocking=True)
+    x = cupy.ones(16)
+    with stream:
+        # A library that captures in global mode (CuPy's own default is relaxed, which allows it).
+        stream.begin_capture(mode=0)  # cudaStreamCaptureModeGlobal
+        x *= 2
+        if bug:
+            event.synchronize()  # the bug
+        try:
+            stream.end_capture()
+        except cupy.cuda.runtime.CUDARuntimeError:
+            pass
+
+
+def torch_training_step(bug):
+    # The clean reference: a small model's forward, backward and optimizer step, on a side stream.
+    torch = need("torch")
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            x = torch.randn(32, 64, device="cuda")
+            loss = model(x).square().mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    torch.cuda.synchronize()
+
+
+def cupy_pipeline(bug):
+    cupy = need("cupy")
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        a = cupy.random.random((256, 256))
+        b = (a @ a.T).sum(axis=0)
+        host = cupy.asnumpy(b, stream=s)
+    s.synchronize()
+    assert host.shape == (256,)
+
+
+SHAPES = {
+    "torch-extension-on-stream-zero": torch_extension_on_stream_zero,
+    "cupy-op-inside-torch-stream": cupy_op_inside_torch_stream,
+    "torch-sync-inside-graph": torch_sync_inside_graph,
+    "cuda-malloc-inside-graph": cuda_malloc_inside_graph,
+    "foreign-event-sync-inside-cupy-capture": foreign_event_sync_inside_cupy_capture,
+    "torch-training-step": torch_training_step,
+    "cupy-pipeline": cupy_pipeline,
+}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in SHAPES or sys.argv[2] not in ("bug", "fixed"):
+        sys.exit(f"usage: gpu_frameworks.py {{{','.join(SHAPES)}}} bug|fixed")
+    torch = need("torch")
+    if not torch.cuda.is_available():
+        print("gpu_frameworks.py: no CUDA device; skipped")
+        sys.exit(SKIP)
+    SHAPES[sys.argv[1]](sys.argv[2] == "bug")

@@ -1,0 +1,105 @@
+// streamcheck's C++ corpus: each shape a real bug (`bug`) and its fix (`fixed`), run under
+// libstreamlike_check.so by corpus.py, which asserts the reports. Each bug is made in a function
+// of its own, so the report's native frames name it (the program is linked -rdynamic).
+//   programs SHAPE bug|fixed     exit 77 without a CUDA device
+#include "../../gpu/device_presence.hpp"
+
+#include <streamlike/current_stream.hpp>
+#include <streamlike/unique_stream.hpp>
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+namespace {
+
+__global__ void touch(int* p) {
+  if (p != nullptr) *p += 1;
+}
+
+// A library that ignores the caller's current stream (the hard-coded stream 0 of many extensions).
+__attribute__((noinline)) void library_launch_on_stream_zero(int* data) { touch<<<1, 1>>>(data); }
+__attribute__((noinline)) void library_launch_on_current(int* data) {
+  touch<<<1, 1, 0, streamlike::current_stream().get()>>>(data);
+}
+__attribute__((noinline)) void library_copy_on_stream_zero(int* device, const int* host) {
+  (void)cudaMemcpyAsync(device, host, sizeof(int), cudaMemcpyHostToDevice, nullptr);
+}
+__attribute__((noinline)) void library_copy_on_current(int* device, const int* host) {
+  (void)cudaMemcpyAsync(device, host, sizeof(int), cudaMemcpyHostToDevice, streamlike::current_stream().get());
+}
+// Allocation deep inside someone else's code, during a capture.
+__attribute__((noinline)) void library_allocates_with_cuda_malloc() {
+  void* p = nullptr;
+  if (cudaMalloc(&p, 256) == cudaSuccess) (void)cudaFree(p);
+  (void)cudaGetLastError();
+}
+__attribute__((noinline)) void library_allocates_on_stream(cudaStream_t s) {
+  void* p = nullptr;
+  if (cudaMallocAsync(&p, 256, s) == cudaSuccess) (void)cudaFreeAsync(p, s);
+}
+__attribute__((noinline)) void library_synchronizes(cudaStream_t other) {
+  (void)cudaStreamSynchronize(other);
+  (void)cudaGetLastError();
+}
+
+bool is(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
+
+int run(const char* shape, bool bug) {
+  streamlike::unique_stream s;
+  streamlike::unique_stream other;
+  int* data = nullptr;
+  static int host = 1;
+  if (cudaMalloc(&data, sizeof(int)) != cudaSuccess) return 1;
+  if (is(shape, "launch-on-stream-zero")) {
+    const streamlike::scoped_current_stream current{s};
+    bug ? library_launch_on_stream_zero(data) : library_launch_on_current(data);
+  } else if (is(shape, "copy-on-stream-zero")) {
+    const streamlike::scoped_current_stream current{s};
+    bug ? library_copy_on_stream_zero(data, &host) : library_copy_on_current(data, &host);
+  } else if (is(shape, "malloc-in-capture")) {
+    cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeGlobal);
+    bug ? library_allocates_with_cuda_malloc() : library_allocates_on_stream(s.get());
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(s.get(), &graph) == cudaSuccess) cudaGraphDestroy(graph);
+  } else if (is(shape, "sync-in-capture")) {
+    if (!bug) library_synchronizes(other.get()); // before the capture
+    cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeGlobal);
+    touch<<<1, 1, 0, s.get()>>>(data);
+    if (bug) library_synchronizes(other.get());
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(s.get(), &graph) == cudaSuccess) cudaGraphDestroy(graph);
+  } else if (is(shape, "malloc-beside-global-capture")) {
+    // Another thread's global capture prohibits cudaMalloc here, unless this thread is relaxed.
+    cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeGlobal);
+    std::thread([bug] {
+      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+      if (!bug) cudaThreadExchangeStreamCaptureMode(&mode);
+      library_allocates_with_cuda_malloc();
+      if (!bug) cudaThreadExchangeStreamCaptureMode(&mode);
+    }).join();
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(s.get(), &graph) == cudaSuccess) cudaGraphDestroy(graph);
+  } else {
+    std::fprintf(stderr, "programs: unknown shape '%s'\n", shape);
+    return 2;
+  }
+  (void)cudaGetLastError();
+  (void)cudaDeviceSynchronize();
+  (void)cudaFree(data);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3 || !(is(argv[2], "bug") || is(argv[2], "fixed"))) {
+    std::fprintf(stderr, "usage: programs SHAPE bug|fixed\n");
+    return 2;
+  }
+  int devices = 0;
+  if (const int code = gpu_test::check_devices("streamcheck corpus", 1, devices); code >= 0) return code;
+  return run(argv[1], is(argv[2], "bug"));
+}

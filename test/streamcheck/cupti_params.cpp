@@ -1,0 +1,127 @@
+// The CUPTI layer's reading of driver calls, on a CPU (libcupti names every driver callback
+// without a driver): every call the toolkit names that the checker judges by its stream has its
+// stream read, every capture begin its mode, and the reads find the fields CUDA fills in.
+#include "../../src/streamcheck/call_kind.hpp"
+#include "../../src/streamcheck/cupti_params.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cupti.h>
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+using namespace streamlike::check;
+
+namespace {
+
+// Calls that carry no single stream: judged by nothing but their kind (documented in
+// docs/streamcheck.md, "What it cannot see").
+const std::set<std::string> without_stream = {
+    "cuLaunch",                             // the pre-3.0 launch: the legacy stream, no argument
+    "cuLaunchGrid",                         // the same
+    "cuLaunchCooperativeKernelMultiDevice", // one stream per device, in its launch parameters
+    "cuCtxSynchronize",
+    "cuEventSynchronize",
+    "cuEventQuery",
+};
+
+bool needs_stream(call_kind kind) {
+  return works_on_stream(kind) || kind == call_kind::event_record || kind == call_kind::stream_wait ||
+         kind == call_kind::capture_begin || kind == call_kind::capture_end;
+}
+
+std::string base(std::string name) {
+  for (const char* suffix : {"_ptsz", "_ptds"}) {
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, suffix) == 0) name.resize(name.size() - 5);
+  }
+  return name;
+}
+
+} // namespace
+
+TEST_CASE("every driver call the checker judges by its stream has its stream read") {
+  std::map<call_kind, int> per_kind;
+  std::set<std::string> missing;
+  int named = 0;
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    ++named;
+    const call_kind kind = classify(name);
+    ++per_kind[kind];
+    // cu64*: CUDA 3's 64-bit entry points, which no params struct describes (the driver's own
+    // calls go through the _v2 ones): not judged by their stream.
+    const bool legacy_64 = std::string(name).rfind("cu64", 0) == 0;
+    if (needs_stream(kind) && !takes_stream(cbid) && without_stream.count(base(name)) == 0 && !legacy_64)
+      missing.insert(name);
+    // A stream sync or query names its stream: a sync of the capturing stream itself is judged by it.
+    const std::string b = base(name);
+    if ((b == "cuStreamSynchronize" || b == "cuStreamQuery") && !takes_stream(cbid)) missing.insert(name);
+  }
+  CAPTURE(named);
+  CHECK(named > 500);
+  for (const std::string& name : missing) FAIL_CHECK("no stream read for " << name);
+  // The toolkit's calls of each kind are all classified (the counts of CUDA 13.0's driver API).
+  CHECK(per_kind[call_kind::launch] >= 8);
+  CHECK(per_kind[call_kind::async_copy] >= 30);
+  CHECK(per_kind[call_kind::memset] >= 12);
+  CHECK(per_kind[call_kind::host_function] >= 2);
+  CHECK(per_kind[call_kind::event_record] >= 4);
+  CHECK(per_kind[call_kind::stream_wait] >= 2);
+  CHECK(per_kind[call_kind::graph_launch] >= 2);
+  CHECK(per_kind[call_kind::capture_punished] >= 20);
+  CHECK(per_kind[call_kind::capture_begin] >= 6);
+  CHECK(per_kind[call_kind::capture_end] >= 2);
+  CHECK(per_kind[call_kind::capture_mode] == 1);
+}
+
+TEST_CASE("the stream and the capture mode are read from the fields CUDA fills in") {
+  const auto handle = reinterpret_cast<CUstream>(std::uintptr_t{0x1234});
+  CUstream got = nullptr;
+
+  cuLaunchKernel_params launch{};
+  launch.hStream = handle;
+  REQUIRE(stream_of(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &launch, &got));
+  CHECK(got == handle);
+
+  CUlaunchConfig config{};
+  config.hStream = handle;
+  cuLaunchKernelEx_params ex{};
+  ex.config = &config;
+  got = nullptr;
+  REQUIRE(stream_of(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, &ex, &got));
+  CHECK(got == handle);
+  ex.config = nullptr;
+  CHECK_FALSE(stream_of(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, &ex, &got));
+
+  cuMemcpyHtoDAsync_v2_params copy{};
+  copy.hStream = handle;
+  got = nullptr;
+  REQUIRE(stream_of(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, &copy, &got));
+  CHECK(got == handle);
+
+  cuStreamSynchronize_params sync{};
+  sync.hStream = handle;
+  got = nullptr;
+  REQUIRE(stream_of(CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, &sync, &got));
+  CHECK(got == handle);
+
+  CHECK_FALSE(stream_of(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, nullptr, &got)); // takes no parameters
+  CHECK_FALSE(takes_stream(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize));
+
+  cuStreamBeginCapture_v2_params begin{};
+  begin.hStream = handle;
+  begin.mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  CHECK(capture_mode_of(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, &begin) == cudaStreamCaptureModeRelaxed);
+  begin.mode = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+  CHECK(capture_mode_of(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, &begin) == cudaStreamCaptureModeThreadLocal);
+  cuStreamBeginCaptureToGraph_params to_graph{};
+  to_graph.mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  CHECK(capture_mode_of(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph, &to_graph) ==
+        cudaStreamCaptureModeRelaxed);
+  cuStreamBeginCapture_params v1{};
+  CHECK(capture_mode_of(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture, &v1) == cudaStreamCaptureModeGlobal);
+}
