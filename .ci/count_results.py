@@ -3,7 +3,8 @@
 checks that every suite that must run on CI ran.
 
 Usage: count_results.py [--require NAME[,NAME...]]... [--registered TESTS_JSON]
-                        [--may-skip PATTERN[,PATTERN...]]... [LABEL=]TESTLOG...
+                        [--may-skip PATTERN[,PATTERN...]]... [--require-all LABEL/SUITE[,...]]...
+                        [LABEL=]TESTLOG...
 
 A TESTLOG given as LABEL=PATH (a sanitizer build's log: asan=build-asan/meson-logs/testlog.json)
 counts its tests under the suite LABEL as well as under their own suites.
@@ -18,6 +19,11 @@ one of them must have passed in the unlabelled logs, unless --may-skip exempts i
 that skipped or is missing from the logs fails the count and is named (with the last line it printed,
 for a skip). So a test that stops running, or starts skipping because a tool went missing, fails CI
 without anyone having listed it.
+
+--require-all LABEL/SUITE: every registered test of SUITE (less those --may-skip exempts) passed in
+the log labelled LABEL, not just one: asan/host requires each host test under AddressSanitizer, so
+a host test that stops running (or skips) under a sanitizer fails the count and is named. Needs
+--registered.
 
 --may-skip PATTERN: tests that may skip or be absent (the ones that need a GPU, or an optional
 library CI does not install). A PATTERN (shell-style, fnmatch) exempts a test when it matches one of
@@ -70,11 +76,11 @@ def last_line(text):
 
 
 def main(argv):
-    required, logs, may_skip, registered_path = [], [], [], None
+    required, logs, may_skip, registered_path, require_all = [], [], [], None, []
     args = iter(argv)
     for arg in args:
         option, eq, inline = arg.partition("=")
-        if option in ("--require", "--may-skip", "--registered"):
+        if option in ("--require", "--may-skip", "--registered", "--require-all"):
             value = inline if eq else next(args, None)
             if value is None:
                 print(f"count_results: {option} needs a value")
@@ -83,6 +89,8 @@ def main(argv):
                 required += [name for name in value.split(",") if name]
             elif option == "--may-skip":
                 may_skip += [name for name in value.split(",") if name]
+            elif option == "--require-all":
+                require_all += [name for name in value.split(",") if name]
             else:
                 registered_path = value
         else:
@@ -94,6 +102,8 @@ def main(argv):
     passes, skips = set(), {}
     # Of the unlabelled logs (the build's own): test -> results, and the skipped tests' last lines.
     results, skip_lines = {}, {}
+    # Of each labelled log: label -> test -> results.
+    labelled = {}
     problems = []
     for label, path in logs:
         try:
@@ -113,6 +123,7 @@ def main(argv):
                 if result in SKIPPED:
                     skip_lines[test] = last_line(entry.get("stdout"))
             if label:
+                labelled.setdefault(label, {}).setdefault(test, []).append(result)
                 suites = suites + [label]
             if result in PASSED:
                 passed += 1
@@ -163,6 +174,22 @@ def main(argv):
                 f"count_results: every registered test passed, less {exempted} that may skip "
                 f"({', '.join(may_skip) or 'none listed'})"
             )
+    if require_all and registered_path is None:
+        problems.append("--require-all needs --registered (the tests each labelled log must hold)")
+    for name in require_all if registered_path is not None else []:
+        label, _, suite = name.partition("/")
+        got_by_test = labelled.get(label, {})
+        wanted = [test for test, suites in registered if suite in suites and not exempt(test, suites, may_skip)]
+        if not wanted:
+            problems.append(f"--require-all {name}: no registered test of suite {suite} is required")
+        for test in wanted:
+            got = got_by_test.get(test, [])
+            if any(r in PASSED for r in got):
+                continue
+            how = "it skipped" if any(r in SKIPPED for r in got) else "it is missing from that log (not run)"
+            problems.append(f"test {test} (suite {suite}) must pass under {label} on CI, but {how}")
+        if wanted and all(any(r in PASSED for r in got_by_test.get(t, [])) for t in wanted):
+            print(f"count_results: every {suite} test ({len(wanted)}) passed under {label}")
     if passed == 0:
         problems.append("no test passed")
 

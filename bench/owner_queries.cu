@@ -83,7 +83,7 @@ void stream_query(benchmark::State& state) {
 void core_facts(benchmark::State& state) {
   static facts_block block(streamlike::detail::stream_facts{0, 1, 0, 0, 0});
   for (auto _ : state) {
-    const auto& f = block.facts();
+    const auto& f = block.facts("device");
     int device = f ? f->device : -1;
     benchmark::DoNotOptimize(device);
   }

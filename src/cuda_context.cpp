@@ -22,6 +22,21 @@ unsigned long long id_of(cudaStream_t stream) noexcept {
   return id;
 }
 
+int current_device(std::string_view who) {
+  int device = 0;
+  if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) [[unlikely]]
+    throw_if_error(status, std::string(who) + ": cudaGetDevice");
+  return device;
+}
+
+int current_device_or_minus_one() noexcept {
+  int device = -1;
+  if (cudaGetDevice(&device) == cudaSuccess) [[likely]]
+    return device;
+  (void)cudaGetLastError();
+  return -1;
+}
+
 unsigned long long primary_id(int device) noexcept {
   const auto& drv = driver::get();
   if (!drv.complete()) return 0;
@@ -93,8 +108,7 @@ std::atomic<std::uint64_t>& slot_of(unsigned long long id) noexcept { return rem
     CUdevice dev = -1;
     if (drv.ctx_get_device(&dev, ctx.handle) != CUDA_SUCCESS) return false;
     device = static_cast<int>(dev);
-  } else if (cudaGetDevice(&device) != cudaSuccess) { // a driver before CUDA 13: the current context's
-    (void)cudaGetLastError();
+  } else if (device = current_device_or_minus_one(); device < 0) { // a driver before CUDA 13: the current context's
     return false;
   }
   ctx.device = device;
@@ -142,9 +156,8 @@ bool driver_device_of(cudaStream_t stream, int& device) noexcept {
 int device_of(cudaStream_t stream, std::string_view type, std::string_view operation) {
   int device = -1;
   if (stream_view{stream}.is_default()) {
-    if (cudaGetDevice(&device) == cudaSuccess) [[likely]]
+    if (device = current_device_or_minus_one(); device >= 0) [[likely]]
       return device;
-    (void)cudaGetLastError();
   } else if (driver_device_of(stream, device)) [[likely]] {
     return device;
   }
@@ -157,7 +170,7 @@ int device_of(cudaStream_t stream, std::string_view type, std::string_view opera
 
 int device_of_or_minus_one(cudaStream_t stream) noexcept {
   int device = -1;
-  if (stream_view{stream}.is_default()) return cudaGetDevice(&device) == cudaSuccess ? device : -1;
+  if (stream_view{stream}.is_default()) return current_device_or_minus_one();
   if (driver_device_of(stream, device)) return device;
   if (capture::status_or_none(stream) != cudaStreamCaptureStatusNone ||
       cudaStreamGetDevice(stream, &device) != cudaSuccess) {

@@ -49,6 +49,16 @@ struct current_context {
 /// again, or the driver lacks the functions. Never throws, leaves no runtime error behind.
 [[nodiscard]] bool current(current_context& out) noexcept;
 
+/// The calling thread's current device, as the runtime answers it (cudaGetDevice): the device of
+/// the current context, or the one the thread set (0 by default) before any context is current.
+/// The one place the library asks it, for every caller but a stream's own device (device_of).
+/// Throws streamlike::error naming "<who>: cudaGetDevice".
+[[nodiscard]] int current_device(std::string_view who);
+
+/// The same without throwing: -1 where it cannot be told (no driver, no device, the runtime
+/// unloading at exit), leaving no runtime error behind. For destructors and guards that must not throw.
+[[nodiscard]] int current_device_or_minus_one() noexcept;
+
 /// The unique id of the calling thread's current context, 0 where there is none (or it was reset
 /// and not made again): cuCtxGetCurrent and cuCtxGetId, no runtime call.
 [[nodiscard]] unsigned long long current_id() noexcept;

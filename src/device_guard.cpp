@@ -1,3 +1,4 @@
+#include "cuda_context.hpp"
 #include "nothrow_device_guard.hpp"
 
 #include <streamlike/device_guard.hpp>
@@ -13,10 +14,8 @@ void restore_device(int previous, int current) noexcept {
 
 nothrow_device_guard::nothrow_device_guard(int device) noexcept {
   // cudaErrorCudartUnloading (process exit) or a dead driver: leave everything as it is.
-  if (cudaGetDevice(&previous_) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return;
-  }
+  previous_ = cuda_context::current_device_or_minus_one();
+  if (previous_ < 0) return;
   current_ = device >= 0 ? device : previous_;
   if (current_ != previous_ && cudaSetDevice(current_) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -28,7 +27,7 @@ nothrow_device_guard::nothrow_device_guard(int device) noexcept {
 } // namespace detail
 
 device_guard::device_guard(int device) : current_(device) {
-  detail::throw_if_error(cudaGetDevice(&previous_), "device_guard: cudaGetDevice");
+  previous_ = detail::cuda_context::current_device("device_guard");
   if (device != previous_) detail::throw_if_error(cudaSetDevice(device), "device_guard: cudaSetDevice");
 }
 

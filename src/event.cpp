@@ -45,7 +45,7 @@ event event::create(const event_options& options) {
   if (options.device) {
     device = *options.device;
   } else {
-    detail::throw_if_error(cudaGetDevice(&device), "event::create: cudaGetDevice");
+    device = detail::cuda_context::current_device("event::create");
   }
   const device_guard on_device(device);
   cudaEvent_t handle = nullptr;

@@ -20,11 +20,11 @@
 namespace streamlike {
 namespace detail {
 
-void stream_control_block::query_deferred_facts() const {
+void stream_control_block::query_deferred_facts(const char* operation) const {
   // On a capturing stream this throws capture::capturing_error, and call_once lets the next call
   // try again: shared_stream's queries then answer without the cache (src/shared_stream.cpp).
-  std::call_once(facts_once_, [this] {
-    facts_ = query_facts(handle_, "shared_stream", "facts");
+  std::call_once(facts_once_, [this, operation] {
+    facts_ = query_facts(handle_, "shared_stream", operation);
     facts_known_.store(facts_.has_value(), std::memory_order_release);
   });
 }
@@ -141,7 +141,7 @@ void shared_stream::throw_empty(const char* what) {
 const std::optional<detail::stream_facts>& shared_stream::facts(const char* operation) const {
   if (block_ == nullptr) throw_empty(operation);
   try {
-    return block_->facts();
+    return block_->facts(operation);
   } catch (const detail::capture::capturing_error&) {
     // A keep-alive stream first asked while it captures: the cache stays unfilled until the
     // capture ends, and the query answers the capture-safe way or refuses by its own name.

@@ -3,9 +3,9 @@
 #include "capture_checks.hpp"
 #include "cuda_context.hpp"
 #include "driver_entry_points.hpp"
+#include "error_messages.hpp"
 #include "nothrow_device_guard.hpp"
 
-#include <streamlike/detail/benchmark_floor.hpp>
 #include <streamlike/device_guard.hpp>
 #include <streamlike/error.hpp>
 
@@ -133,7 +133,7 @@ created_stream made_in(const cuda_context::current_context& ctx, CUstream handle
   if (options.device) {
     device = *options.device;
   } else {
-    throw_if_error(cudaGetDevice(&device), std::string(who) + ": cudaGetDevice");
+    device = cuda_context::current_device(who);
   }
   check_priority(options.priority, device, who);
   cudaStream_t handle = nullptr;
@@ -199,9 +199,15 @@ stream_facts query_facts(cudaStream_t handle, const char* type, const char* oper
   // The id and the flags have no capture-safe query: a capturing stream is refused before them.
   capture::refuse_if_capturing(handle, type, operation,
                                "asking its id and flags (cudaStreamGetId, cudaStreamGetFlags)");
-  throw_if_error(cudaStreamGetDevice(handle, &facts.device), "cudaStreamGetDevice");
-  throw_if_error(cudaStreamGetFlags(handle, &facts.flags), "cudaStreamGetFlags");
-  throw_if_error(cudaStreamGetPriority(handle, &facts.priority), "cudaStreamGetPriority");
+  // A failure names the operation that asked ("shared_stream::device: cudaStreamGetDevice"), the
+  // name built only then.
+  const auto check = [&](cudaError_t code, const char* call) {
+    if (code != cudaSuccess) [[unlikely]]
+      throw_error_of(code, type, std::string(operation) + ": " + call);
+  };
+  check(cudaStreamGetDevice(handle, &facts.device), "cudaStreamGetDevice");
+  check(cudaStreamGetFlags(handle, &facts.flags), "cudaStreamGetFlags");
+  check(cudaStreamGetPriority(handle, &facts.priority), "cudaStreamGetPriority");
   ask_id_and_context(handle, facts);
   return facts;
 }
@@ -263,17 +269,6 @@ void destroy_stream(cudaStream_t handle) noexcept {
   }
   // Through the context: cudaStreamGetDevice would invalidate a capture the stream is still in.
   destroy_stream_on_device(handle, cuda_context::device_of_or_minus_one(handle));
-}
-
-} // namespace streamlike::detail
-
-namespace streamlike::detail {
-
-void create_and_destroy_raw_stream() {
-  cudaStream_t handle = nullptr;
-  throw_if_error(cudaStreamCreateWithPriority(&handle, cudaStreamNonBlocking, 0),
-                 "create_and_destroy_raw_stream: cudaStreamCreateWithPriority");
-  throw_if_error(cudaStreamDestroy(handle), "create_and_destroy_raw_stream: cudaStreamDestroy");
 }
 
 } // namespace streamlike::detail

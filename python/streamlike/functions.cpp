@@ -1,8 +1,7 @@
 // The module's functions: ordering (wait, wait_external), the integer decoders,
-// retain_until_done, and the benchmark floor. Each is one call into the library or the casters.
+// retain_until_done. Each is one call into the library or the casters.
 #include "package.hpp"
 
-#include <streamlike/detail/benchmark_floor.hpp>
 #include <streamlike/event.hpp>
 #include <streamlike/ordering.hpp>
 #include <streamlike/python/detail/py_ref.hpp>
@@ -106,14 +105,6 @@ PyObject* module_retain_until_done(PyObject*, PyObject* const* args, Py_ssize_t 
   });
 }
 
-/// The benchmark's floor: what Stream.create() + drop is measured against, from this module.
-PyObject* module_raw_create_destroy(PyObject*, PyObject*) {
-  return guarded([]() -> PyObject* {
-    streamlike::detail::create_and_destroy_raw_stream();
-    Py_RETURN_NONE;
-  });
-}
-
 PyObject* optional_view(const std::optional<stream_view>& view, const char* source) {
   if (!view) Py_RETURN_NONE;
   return new_view(*view, nullptr, source);
@@ -136,8 +127,6 @@ void bind_functions(nb::module_& m) {
        METH_FASTCALL,
        "retain_until_done(stream, obj): keeps obj alive until the work queued on stream so far is done, or, while "
        "stream captures a CUDA graph, until every graph made from the capture is destroyed."},
-      {"_raw_create_destroy", &module_raw_create_destroy, METH_NOARGS,
-       "Benchmark floor: cudaStreamCreateWithPriority + cudaStreamDestroy, nothing else."},
       {nullptr, nullptr, 0, nullptr}};
   if (PyModule_AddFunctions(m.ptr(), functions) != 0) throw nb::python_error();
 

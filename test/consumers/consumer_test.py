@@ -16,6 +16,8 @@ consumer.cu):
          dependency_names = streamlike. The tarball sits in subprojects/packagecache/, where Meson
          takes it instead of downloading (--wrap-mode=nodownload proves that), verifies its sha256 and
          unpacks it; --force-fallback-for=streamlike keeps an installed streamlike out of the way.
+         The subproject's setup must warn of nothing, and `meson install` of the consumer must
+         install nothing of streamlike, until -Dstreamlike:install=enabled asks for it.
   cmake_cuda, make_cuda, meson_cuda
          the same three routes compiling consumer.cu with NVCC, which is given no -std= but what the
          route carries (nvcc alone would compile C++17, which streamlike's headers refuse).
@@ -247,6 +249,11 @@ def meson_consumer(args, work, cuda=False):
             "dependency('streamlike') was not the subproject's override_dependency:\n"
             + "\n".join(line for line in lines if "streamlike" in line.lower())
         )
+    # A subproject's setup warns of nothing (a deprecation in streamlike's meson.build is the
+    # consumer's noise).
+    noise = [line for line in lines if line.startswith("streamlike|") and ("WARNING" in line or "DEPRECATION" in line)]
+    if noise:
+        raise Failure("the streamlike subproject warned the consumer:\n" + "\n".join(noise))
     run(args.meson + ["compile", "-C", build], env=env)
     if not list((build / "subprojects" / top).glob("libstreamlike.*")):
         raise Failure(f"libstreamlike was not built in build/subprojects/{top}")
@@ -254,6 +261,34 @@ def meson_consumer(args, work, cuda=False):
         check_program(build / "consumer_cu", "Meson subproject, CUDA")
     else:
         check_program(build / "consumer", "Meson subproject")
+    check_subproject_install(args, build, env)
+
+
+def installed_streamlike(stage):
+    """The files of streamlike under a staged install: library, headers, pkg-config and CMake files."""
+    if not stage.exists():
+        return []
+    files = (p.relative_to(stage).as_posix() for p in stage.rglob("*") if not p.is_dir())
+    return sorted(path for path in files if "streamlike" in path)
+
+
+def check_subproject_install(args, build, env):
+    """`meson install` of the consumer installs nothing of streamlike; with -Dstreamlike:install=enabled
+    it installs the library and its headers."""
+    stage = build.parent / "stage-default"
+    run(args.meson + ["install", "-C", build, "--no-rebuild", "--quiet", "--destdir", stage], env=env)
+    found = installed_streamlike(stage)
+    if found:
+        raise Failure("meson install of the consumer installed streamlike unasked:\n" + "\n".join(found))
+    run(args.meson + ["configure", build, "-Dstreamlike:install=enabled"], env=env)
+    stage = build.parent / "stage-asked"
+    run(args.meson + ["install", "-C", build, "--quiet", "--destdir", stage], env=env)
+    found = installed_streamlike(stage)
+    for wanted in ("libstreamlike.", "include/streamlike", "streamlike.pc"):
+        if not any(wanted in path for path in found):
+            raise Failure(
+                f"with -Dstreamlike:install=enabled, meson install installed no {wanted}:\n" + "\n".join(found)
+            )
 
 
 def require_python_modules():

@@ -487,7 +487,26 @@ TEST_CASE("adopt() of a handle it cannot query throws streamlike::error (without
   }
   // Without a driver the facts cannot be read: adopt fails before it owns anything.
   const auto fake = reinterpret_cast<cudaStream_t>(0x1234); // NOLINT(performance-no-int-to-ptr)
-  check_no_device_error(thrown<streamlike::error>([&] { (void)shared_stream::adopt(fake); }), "cudaStreamGetDevice");
+  check_no_device_error(thrown<streamlike::error>([&] { (void)shared_stream::adopt(fake); }),
+                        "shared_stream::adopt: cudaStreamGetDevice");
+}
+
+TEST_CASE("a keep-alive's first query without a device names that query and the CUDA call") {
+  if (device_present()) {
+    MESSAGE("a CUDA device is present: skipping the no-device checks");
+    return;
+  }
+  // A keep-alive asks its facts on its first query; a failure names the query (what the Python
+  // package's .device, .id, .priority and .flags report), and the next query asks again.
+  const auto fake = reinterpret_cast<cudaStream_t>(0x1234); // NOLINT(performance-no-int-to-ptr)
+  const shared_stream kept = shared_stream::keep_alive(fake, 0);
+  check_no_device_error(thrown<streamlike::error>([&] { (void)kept.device(); }),
+                        "shared_stream::device: cudaStreamGetDevice");
+  check_no_device_error(thrown<streamlike::error>([&] { (void)kept.id(); }), "shared_stream::id: cudaStreamGetDevice");
+  check_no_device_error(thrown<streamlike::error>([&] { (void)kept.priority(); }),
+                        "shared_stream::priority: cudaStreamGetDevice");
+  check_no_device_error(thrown<streamlike::error>([&] { (void)kept.flags(); }),
+                        "shared_stream::flags: cudaStreamGetDevice");
 }
 
 // --- The stream's operations on the owner -------------------------------------------------------

@@ -69,6 +69,16 @@ def test_the_package_exports_its_api(streamlike):
     assert streamlike.Stream.__name__ == "Stream"
 
 
+def test_the_native_module_holds_the_api_and_its_capsules_only(streamlike):
+    # Nothing for benchmarks (bench/ builds its own floors) or tests hides in the native module:
+    # each of its names is exported by the package, or is one of the two C-API capsules.
+    from streamlike import _streamlike
+
+    capsules = {"_C_API", "_current_stream_api"}
+    extra = {n for n in dir(_streamlike) if not n.startswith("__")} - set(streamlike.__all__) - capsules
+    assert not extra, f"_streamlike names that are not the package's API: {sorted(extra)}"
+
+
 # --- StreamView --------------------------------------------------------------------------------
 
 
@@ -171,6 +181,13 @@ def test_queries_without_a_gpu_name_the_cuda_error(streamlike):
     for fact in ("device", "id", "priority", "flags", "is_capturing"):
         with pytest.raises(RuntimeError, match=r"cudaError\w+"):
             getattr(view, fact)
+    # The facts name the query that failed (the core's error, shared_stream's operation), on a
+    # fresh view each, since the first query fills the cache all of them read.
+    for fact in ("device", "id", "priority", "flags"):
+        with pytest.raises(RuntimeError, match=rf"shared_stream::{fact}: cudaStreamGetDevice failed: cudaError\w+"):
+            getattr(streamlike.StreamView(Exporter(0x1234)), fact)
+        with pytest.raises(RuntimeError, match=rf"shared_stream::{fact}: cudaStreamGetDevice failed: cudaError\w+"):
+            getattr(streamlike.Stream(Exporter(0x1234)), fact)
     with pytest.raises(RuntimeError, match=r"cudaError\w+"):
         view.sync()
 

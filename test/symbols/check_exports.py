@@ -67,6 +67,10 @@ REQUIRED = [
     r"streamlike::detail::current_stream_check_on",  # read by the inline check hook in programs
 ]
 
+# What must not be exported, though it is streamlike's: code for the benchmarks (their floors live
+# in bench/, built only there; the library ships nothing for them). Demangled names, searched.
+NOT_EXPORTED = [r"benchmark", r"raw_stream"]
+
 
 def dynamic_symbols(library):
     """[(type letter, mangled, demangled)] of the defined dynamic symbols."""
@@ -101,6 +105,11 @@ def check(library):
         )
         problems += [f"  {kind} {pretty}" + (f"  [{name}]" if name != pretty else "") for kind, name, pretty in foreign]
     exported = [pretty for _, _, pretty in symbols]
+    for pattern in NOT_EXPORTED:
+        hits = [pretty for pretty in exported if re.search(pattern, pretty)]
+        if hits:
+            problems.append(f"{library} exports {len(hits)} symbol(s) for benchmarks (bench/ holds those):")
+            problems += [f"  {pretty}" for pretty in hits]
     missing = [pattern for pattern in REQUIRED if not any(re.fullmatch(pattern, pretty) for pretty in exported)]
     if missing:
         problems.append(

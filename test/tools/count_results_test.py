@@ -166,6 +166,52 @@ with tempfile.TemporaryDirectory() as tmp:
         out,
     )
 
+    host_tests = registered(tmp, [("stream_view", ["host"]), ("capture_safety", ["host"]), ("gpu_x", ["gpu"])])
+    asan_both = write(
+        tmp,
+        "asan-both.json",
+        [entry("host - streamlike:stream_view", "OK"), entry("host - streamlike:capture_safety", "OK")],
+    )
+    rc, out = run(
+        "--registered", host_tests, "--may-skip", "gpu", "--require-all", "asan/host", build, "asan=" + asan_both
+    )
+    expect(
+        "--require-all asan/host: every host test passed under asan: exit 0, saying how many",
+        rc == 0 and "every host test (2) passed under asan" in out,
+        out,
+    )
+    rc, out = run("--registered", host_tests, "--may-skip", "gpu", "--require-all", "asan/host", build, "asan=" + asan)
+    expect(
+        "--require-all asan/host: a host test missing from the asan log fails, named, though another passed",
+        rc == 1 and "test capture_safety (suite host) must pass under asan on CI, but it is missing" in out,
+        out,
+    )
+    asan_skip = write(
+        tmp,
+        "asan-skip.json",
+        [entry("host - streamlike:stream_view", "OK"), entry("host - streamlike:capture_safety", "SKIP")],
+    )
+    rc, out = run(
+        "--registered",
+        host_tests,
+        "--may-skip",
+        "gpu",
+        "--require-all",
+        "asan/host,tsan/host",
+        build,
+        "asan=" + asan_skip,
+        "tsan=" + asan_both,
+    )
+    expect(
+        "--require-all: a host test that skipped under asan fails, named; tsan, complete, passes",
+        rc == 1
+        and "test capture_safety (suite host) must pass under asan on CI, but it skipped" in out
+        and "under tsan" not in out.split("count_results: FAIL", 1)[-1],
+        out,
+    )
+    rc, out = run("--require-all", "asan/host", build, "asan=" + asan_both)
+    expect("--require-all without --registered fails, saying so", rc == 1 and "needs --registered" in out, out)
+
     rc, out = run("--registered", os.path.join(tmp, "absent-tests.json"), build)
     expect("an unreadable list of registered tests fails", rc == 1 and "cannot read the registered tests" in out, out)
 

@@ -66,9 +66,10 @@ public:
   [[nodiscard]] long use_count() const noexcept { return refs_.load(std::memory_order_relaxed); }
   [[nodiscard]] cudaStream_t handle() const noexcept { return handle_; }
   /// The facts, queried now if this block was made with defer_facts (thread-safe; a failed
-  /// query throws streamlike::error and is retried by the next call).
-  [[nodiscard]] const std::optional<stream_facts>& facts() const {
-    if (deferred_) query_deferred_facts();
+  /// query throws streamlike::error naming shared_stream::`operation`, the query that asked, and
+  /// is retried by the next call).
+  [[nodiscard]] const std::optional<stream_facts>& facts(const char* operation) const {
+    if (deferred_) query_deferred_facts(operation);
     return facts_;
   }
   /// The facts if known already (made with them, or a deferred query has completed), else
@@ -89,7 +90,7 @@ protected:
 private:
   /// Releases the stream (or whatever keeps it alive) and frees the block. Never throws.
   virtual void dispose() noexcept = 0;
-  void query_deferred_facts() const; // src/shared_stream.cpp
+  void query_deferred_facts(const char* operation) const; // src/shared_stream.cpp
 
   std::atomic<long> refs_{1};
   cudaStream_t handle_;
