@@ -113,6 +113,36 @@ def streamlike(installed):
     return module
 
 
+# The GPU modules' fixtures, named once (a module that needs another meaning defines its own).
+@pytest.fixture(scope="session")
+def sl(streamlike):
+    """The package, where it can create and sync a stream; skips the test otherwise."""
+    try:
+        streamlike.Stream.create().sync()
+    except RuntimeError as e:
+        pytest.skip(f"no usable GPU: {e}")
+    return streamlike
+
+
+@pytest.fixture(scope="session")
+def torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no GPU")
+    return torch
+
+
+@pytest.fixture(scope="session")
+def cupy():
+    cupy = pytest.importorskip("cupy")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            pytest.skip("CuPy sees no GPU")
+    except cupy.cuda.runtime.CUDARuntimeError as e:
+        pytest.skip(f"CuPy sees no GPU: {e}")
+    return cupy
+
+
 @pytest.fixture(scope="session")
 def bridge_modules(streamlike):
     """The python suite's nanobind and pybind11 test modules, imported after the package."""

@@ -24,23 +24,6 @@ REPLAYS = 5
 N = 1 << 16
 
 
-@pytest.fixture(scope="module")
-def sl(streamlike):
-    try:
-        streamlike.Stream.create().sync()
-    except RuntimeError as e:
-        pytest.skip(f"no usable GPU: {e}")
-    return streamlike
-
-
-@pytest.fixture(scope="module")
-def torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch sees no GPU")
-    return torch
-
-
 class Payload:
     """An object to retain: its weakref callback tells when the last reference went."""
 

@@ -27,24 +27,6 @@ def sl(streamlike):
     return streamlike
 
 
-@pytest.fixture(scope="module")
-def torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch sees no GPU")
-    return torch
-
-
-@pytest.fixture(scope="module")
-def cupy():
-    cupy = pytest.importorskip("cupy")
-    try:
-        cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:  # noqa: BLE001 - any CuPy failure means no usable GPU for it
-        pytest.skip(f"CuPy sees no GPU: {e}")
-    return cupy
-
-
 def handle(view):
     return view.__cuda_stream__()[1]
 

@@ -43,34 +43,6 @@ def no_collection_inside_captures():
     gc.enable()
 
 
-@pytest.fixture(scope="module")
-def sl(streamlike):
-    try:
-        streamlike.Stream.create().sync()
-    except RuntimeError as e:
-        pytest.skip(f"no usable GPU: {e}")
-    return streamlike
-
-
-@pytest.fixture(scope="module")
-def torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch sees no GPU")
-    return torch
-
-
-@pytest.fixture(scope="module")
-def cupy():
-    cupy = pytest.importorskip("cupy")
-    try:
-        if cupy.cuda.runtime.getDeviceCount() == 0:
-            pytest.skip("CuPy sees no GPU")
-    except cupy.cuda.runtime.CUDARuntimeError as e:
-        pytest.skip(f"CuPy sees no GPU: {e}")
-    return cupy
-
-
 IN_CAPTURE = r"last recorded in a CUDA graph capture"
 
 

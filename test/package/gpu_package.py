@@ -10,15 +10,6 @@ from gpu_presence import skip_module_without_gpu
 skip_module_without_gpu()
 
 
-@pytest.fixture(scope="module")
-def sl(streamlike):
-    try:
-        streamlike.Stream.create().sync()
-    except RuntimeError as e:
-        pytest.skip(f"no usable GPU: {e}")
-    return streamlike
-
-
 def torch_or_skip():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
