@@ -142,11 +142,12 @@ inline std::uintptr_t current_inside_scope(stream_or_current s) {
   return address_of(streamlike::current_stream(scope.device()));
 }
 
-/// Makes `stream` current on device 0 with scoped_current_stream in C++ and calls `inside()`
-/// (Python: what the frameworks see there) within the scope; returns its result.
+/// Makes `stream` current on `device` with scoped_current_stream in C++ and calls `inside()`
+/// (Python: what the frameworks see there) within the scope; returns its result. What inside()
+/// raises leaves the scope as a C++ exception does.
 template <class Object>
-Object call_inside_scope(stream_or_current s, const Object& inside) {
-  const streamlike::scoped_current_stream scope{s.view, 0};
+Object call_inside_scope(stream_or_current s, const Object& inside, int device) {
+  const streamlike::scoped_current_stream scope{s.view, device};
   return inside();
 }
 
