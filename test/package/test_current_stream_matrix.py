@@ -275,3 +275,46 @@ def test_the_table_covers_every_dimension():
     assert any(c.raises and c.inner for c in cases) and any(c.raises and not c.inner for c in cases)
     assert any(c.other_thread_looks for c in cases)
     assert any(c.refused for c in cases)
+
+
+# --- The wrong-stream check, turned on by the environment ----------------------------------------
+CHECK_VARIABLE = "STREAMLIKE_CHECK_CURRENT_STREAM"
+CHECK_REPORT = "is not the current stream of device 0"
+
+
+@pytest.mark.parametrize("setter", matrix.SETTERS)
+def test_the_check_reports_a_stream_that_is_not_the_current_one(fw, setter, capfd):
+    """Inside each setter's block a bound function given another stream is reported, given the
+    current one is not. Checks only where the environment turned the check on: a process started
+    by test_the_environment_turns_the_check_on."""
+    if os.environ.get(CHECK_VARIABLE) != "1":
+        pytest.skip(f"runs in a process started with {CHECK_VARIABLE}=1")
+    assert fw.sl.current_stream_check_enabled(), f"{CHECK_VARIABLE}=1 did not turn the package's check on"
+    assert fw.bridge.check_active(), f"{CHECK_VARIABLE}=1 did not reach the module's check sites"
+    fw.sl.set_current_stream_check(True)  # on again: forgets the call sites reported by other rows
+    current, current_handle, keep_current = fw.make("created", 0)
+    other, other_handle, keep_other = fw.make("pool", 0)
+    capfd.readouterr()
+
+    def body():
+        capfd.readouterr()  # the C++ scope's own stream argument, given before it is current, is reported
+        assert fw.bridge.view_arg(current) == current_handle
+        assert CHECK_REPORT not in capfd.readouterr().err, f"{setter}: the current stream was reported"
+        assert fw.bridge.view_arg(other) == other_handle
+        assert CHECK_REPORT in capfd.readouterr().err, f"{setter}: another stream was not reported"
+
+    matrix._enter(fw, setter, current, current_handle, 0, [], body)
+
+
+def test_the_environment_turns_the_check_on(fw):
+    import subprocess
+
+    assert not fw.sl.current_stream_check_enabled()  # off without the variable
+    child = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", "the_check_reports"],
+        env={**os.environ, CHECK_VARIABLE: "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == 0 and f"{len(matrix.SETTERS)} passed" in child.stdout, child.stdout + child.stderr
