@@ -362,3 +362,35 @@ def run_exit_on_another_thread(fw, kind, device):
     if "failure" in shared:
         raise shared["failure"]
     return keep
+
+
+# --- A framework joining from C: the provider table's version and size --------------------------
+REGISTERED, BAD_PROVIDER = 0, 1  # streamlike/c/current_stream_provider.h
+
+# (what the table declares, as a function of this build's (version, size); the registry's answer)
+REGISTRATIONS = [
+    ("this version and size", lambda v, n: (v, n), REGISTERED),
+    ("a larger table of this version", lambda v, n: (v, n + 64), REGISTERED),
+    ("version 0", lambda v, n: (0, n), BAD_PROVIDER),
+    ("a version newer than known", lambda v, n: (v + 1, n), BAD_PROVIDER),
+    ("a table smaller than its version's", lambda v, n: (v, n - 8), BAD_PROVIDER),
+]
+
+
+def run_registration(fw, declares, status, address=0xC000):
+    """Registers the bridge module's provider (priority 150, answering `address`) through the
+    package's capsule declaring what `declares` gives: registered ones are asked by
+    current_stream() (outside any scope, torch on its default stream: the first specific answer)
+    and unregister; refused ones never appear among the providers."""
+    version, size = declares(*fw.bridge.provider_version_and_size())
+    got = fw.bridge.join_package_as(True, address, version, size)
+    try:
+        assert got == status, f"a provider declaring version {version}, size {size}: {got}, expected {status}"
+        names = fw.sl.current_stream_providers()
+        assert ("module-framework" in names) == (status == REGISTERED), names
+        want = address if status == REGISTERED else LEGACY
+        assert canonical(fw.sl.current_stream(0).__cuda_stream__()[1]) == want
+    finally:
+        if got == REGISTERED:
+            assert fw.bridge.join_package(False, 0) == REGISTERED
+    assert "module-framework" not in fw.sl.current_stream_providers()

@@ -318,3 +318,8 @@ def test_the_environment_turns_the_check_on(fw):
         timeout=300,
     )
     assert child.returncode == 0 and f"{len(matrix.SETTERS)} passed" in child.stdout, child.stdout + child.stderr
+
+
+@pytest.mark.parametrize("what, declares, status", matrix.REGISTRATIONS, ids=[r[0] for r in matrix.REGISTRATIONS])
+def test_a_framework_joining_from_c(fw, what, declares, status):
+    matrix.run_registration(fw, declares, status)

@@ -69,19 +69,30 @@ inline std::pair<unsigned, unsigned> package_table_size() {
 }
 
 /// Registers (true) or unregisters (false) the module's framework in the package, answering
-/// `address` on this thread; the table's result code.
-inline int join_package(bool join, std::uintptr_t address) {
+/// `address` on this thread, its table declaring `version` and `struct_size`; the table's result code.
+inline int join_package_as(bool join, std::uintptr_t address, unsigned version, unsigned struct_size) {
   const auto* api = package_table();
   if (api == nullptr) return -1;
   module_framework_stream = reinterpret_cast<void*>(address); // NOLINT(performance-no-int-to-ptr)
   if (!join) return api->unregister_provider("module-framework");
   streamlike_current_stream_provider table{};
-  table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-  table.struct_size = sizeof table;
+  table.version = version;
+  table.struct_size = struct_size;
   table.priority = 150;
   table.name = "module-framework";
   table.get = &module_framework_get;
   return api->register_provider(&table);
+}
+
+/// join_package_as with this streamlike's provider version and table size.
+inline int join_package(bool join, std::uintptr_t address) {
+  return join_package_as(join, address, STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION,
+                         sizeof(streamlike_current_stream_provider));
+}
+
+/// (provider version, its table's size) this module was built with.
+inline std::pair<unsigned, unsigned> provider_version_and_size() {
+  return {STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION, sizeof(streamlike_current_stream_provider)};
 }
 
 /// Through the package's table: sets `address` current on `device`, reads the package's current
@@ -196,6 +207,8 @@ void bind_common(Module& m) {
   m.def("check_active", &streamlike::python::detail::check_active);
   m.def("can_call_python_here_and_elsewhere", &can_call_python_here_and_elsewhere);
   m.def("join_package", &join_package);
+  m.def("join_package_as", &join_package_as);
+  m.def("provider_version_and_size", &provider_version_and_size);
   m.def("set_in_package", &set_in_package);
 }
 
