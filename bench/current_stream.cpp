@@ -21,6 +21,19 @@
 //   diag/cuCtxGetDevice          the driver's device of the current context, through the entry
 //                                point cudart hands out
 //
+// --frameworks=all (the default) runs the rows above, with both stand-ins loaded. The judged
+// ratios need processes of their own, since what is loaded is process-wide (bench/tools/run_all.sh
+// runs each):
+//   --frameworks=torch [--torch-library=PATH]  torch alone is loaded (the stand-in, or the real
+//                                libtorch_cuda.so at PATH on the GPU machine):
+//     torch_only/current_stream(0)/{inside,outside}        streamlike::current_stream(0)
+//     torch_only/aoti_torch_get_current_cuda_stream/...    torch's own getter called directly in
+//                                the same loop (the baseline; <= 1.3x), and ..._again (control)
+//   --frameworks=none            nothing is loaded:
+//     none/current_stream()      streamlike::current_stream() of the current device
+//     none/cuCtxGetDevice        the driver's current device (the baseline; <= 1.5x), and
+//                                none/cuCtxGetDevice_again (control)
+//
 // Instruction counts (deterministic, no GPU): bench/tools/current_stream_instructions.py BUILD runs
 // each row under callgrind with the fake CUDA preloaded, collecting inside current_stream() only,
 // and divides by the calls.
@@ -33,10 +46,13 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <string>
+#include <string_view>
 
 #include <dlfcn.h>
 
@@ -164,28 +180,150 @@ void driver_ctx_get_device(benchmark::State& state) {
   }
 }
 
+// --- torch alone, and nothing loaded ---------------------------------------------------------------
+
+using torch_get_fn = std::int32_t (*)(std::int32_t device, void** stream);
+torch_get_fn torch_get = nullptr;
+
+/// A stream for torch to name inside its block: a real one where CUDA (or the fake) can make one,
+/// since the real torch looks the handle up; a made-up handle for the stand-in elsewhere.
+void* stream_for_torch() {
+  static void* const made = [] {
+    cudaStream_t s = nullptr;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return a_stream;
+    }
+    return static_cast<void*>(s);
+  }();
+  return made;
+}
+
+/// Runs `body` per iteration with torch naming a stream (inside) or its default stream (outside).
+template <class Body>
+void torch_only_loop(benchmark::State& state, bool inside, Body body) {
+  if (torch_get == nullptr || torch_set == nullptr) {
+    state.SkipWithError("libtorch_cuda.so (its getter and setter) did not load");
+    return;
+  }
+  (void)torch_set(inside ? stream_for_torch() : nullptr, 0);
+  for (auto _ : state) body();
+  (void)torch_set(nullptr, 0);
+}
+
+void torch_only_current_stream(benchmark::State& state, bool inside) {
+  torch_only_loop(state, inside, [] { benchmark::DoNotOptimize(streamlike::current_stream(0)); });
+}
+
+void torch_only_direct(benchmark::State& state, bool inside) {
+  torch_get_fn volatile get = torch_get; // called through a pointer, as a program that dlsym'd it does
+  torch_only_loop(state, inside, [get] {
+    void* stream = nullptr;
+    benchmark::DoNotOptimize(get(0, &stream));
+    benchmark::DoNotOptimize(stream);
+  });
+}
+
+void none_current_stream(benchmark::State& state) {
+  if (!current_device_readable()) {
+    state.SkipWithError("the current device cannot be read here (no driver or GPU; preload the fake CUDA)");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(streamlike::current_stream());
+}
+
 } // namespace bench_current
 
-BENCHMARK(bench_current::device_0_outside)->Name("current/device_0/outside");
-BENCHMARK(bench_current::device_0_inside)->Name("current/device_0/inside");
-BENCHMARK(bench_current::current_device_outside)->Name("current/current_device/outside");
-BENCHMARK(bench_current::current_device_inside)->Name("current/current_device/inside");
-BENCHMARK(bench_current::registered_device_0_outside)->Name("registered/device_0/outside");
-BENCHMARK(bench_current::fake_provider_get)->Name("diag/fake_provider_get");
-BENCHMARK(bench_current::runtime_get_device)->Name("diag/cudaGetDevice");
-BENCHMARK(bench_current::driver_ctx_get_device)->Name("diag/cuCtxGetDevice");
+namespace {
+
+/// The value of `--name=VALUE` in argv, removed from it (Google Benchmark refuses what it does not
+/// know); `fallback` where absent.
+std::string take_flag(int& argc, char** argv, const std::string& name, const std::string& fallback) {
+  const std::string prefix = "--" + name + "=";
+  std::string value = fallback;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]).substr(0, prefix.size()) == prefix)
+      value = argv[i] + prefix.size();
+    else
+      argv[kept++] = argv[i];
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  return value;
+}
+
+void register_all_rows() {
+  using namespace bench_current;
+  benchmark::RegisterBenchmark("current/device_0/outside", device_0_outside);
+  benchmark::RegisterBenchmark("current/device_0/inside", device_0_inside);
+  benchmark::RegisterBenchmark("current/current_device/outside", current_device_outside);
+  benchmark::RegisterBenchmark("current/current_device/inside", current_device_inside);
+  benchmark::RegisterBenchmark("registered/device_0/outside", registered_device_0_outside);
+  benchmark::RegisterBenchmark("diag/fake_provider_get", fake_provider_get);
+  benchmark::RegisterBenchmark("diag/cudaGetDevice", runtime_get_device);
+  benchmark::RegisterBenchmark("diag/cuCtxGetDevice", driver_ctx_get_device);
+}
+
+void register_torch_only_rows() {
+  using namespace bench_current;
+  for (const bool inside : {true, false}) {
+    const std::string where = inside ? "/inside" : "/outside";
+    benchmark::RegisterBenchmark(("torch_only/current_stream(0)" + where).c_str(),
+                                 [inside](benchmark::State& st) { torch_only_current_stream(st, inside); });
+    benchmark::RegisterBenchmark(("torch_only/aoti_torch_get_current_cuda_stream" + where).c_str(),
+                                 [inside](benchmark::State& st) { torch_only_direct(st, inside); });
+    benchmark::RegisterBenchmark(("torch_only/aoti_torch_get_current_cuda_stream_again" + where).c_str(),
+                                 [inside](benchmark::State& st) { torch_only_direct(st, inside); });
+  }
+}
+
+void register_no_framework_rows() {
+  using namespace bench_current;
+  benchmark::RegisterBenchmark("none/current_stream()", none_current_stream);
+  benchmark::RegisterBenchmark("none/cuCtxGetDevice", driver_ctx_get_device);
+  benchmark::RegisterBenchmark("none/cuCtxGetDevice_again", driver_ctx_get_device);
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
   using namespace bench_current;
-  // The stand-ins for the frameworks, loaded as torch and tvm-ffi are: streamlike finds them.
-  void* torch = dlopen(BENCH_FAKE_TORCH, RTLD_NOW | RTLD_LOCAL);
-  void* tvm_ffi = dlopen(BENCH_FAKE_TVM_FFI, RTLD_NOW | RTLD_LOCAL);
-  if (torch == nullptr || tvm_ffi == nullptr) std::fprintf(stderr, "current_stream: %s\n", dlerror());
-  if (torch != nullptr) torch_set = reinterpret_cast<torch_set_fn>(dlsym(torch, "torch_set_current_cuda_stream"));
+  const std::string frameworks = take_flag(argc, argv, "frameworks", "all");
+  const std::string torch_library = take_flag(argc, argv, "torch-library", BENCH_FAKE_TORCH);
+  if (frameworks != "all" && frameworks != "torch" && frameworks != "none") {
+    std::fprintf(stderr, "current_stream: --frameworks must be all, torch or none, got '%s'\n", frameworks.c_str());
+    return 2;
+  }
+  // The frameworks, loaded as torch and tvm-ffi are: streamlike finds them.
+  if (frameworks != "none") {
+    void* torch = dlopen(torch_library.c_str(), RTLD_NOW | (frameworks == "torch" ? RTLD_GLOBAL : RTLD_LOCAL));
+    if (torch == nullptr) {
+      std::fprintf(stderr, "current_stream: %s\n", dlerror());
+    } else {
+      torch_set = reinterpret_cast<torch_set_fn>(dlsym(torch, "torch_set_current_cuda_stream"));
+      torch_get = reinterpret_cast<torch_get_fn>(dlsym(torch, "aoti_torch_get_current_cuda_stream"));
+    }
+  }
+  if (frameworks == "all" && dlopen(BENCH_FAKE_TVM_FFI, RTLD_NOW | RTLD_LOCAL) == nullptr)
+    std::fprintf(stderr, "current_stream: %s\n", dlerror());
   if (cudaSetDevice(0) != cudaSuccess) (void)cudaGetLastError(); // a current context, as torch code has
+  if (frameworks == "all") register_all_rows();
+  if (frameworks == "torch") register_torch_only_rows();
+  if (frameworks == "none") register_no_framework_rows();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  // What a process of that kind has loaded, checked after the rows: a row must not measure a
+  // process that is not the one it names.
+  const auto names = streamlike::current_stream_providers();
+  const bool has_torch = std::any_of(names.begin(), names.end(), [](const auto& p) { return p.name == "torch"; });
+  const bool has_tvm = std::any_of(names.begin(), names.end(), [](const auto& p) { return p.name == "tvm-ffi"; });
+  if ((frameworks == "none" && (has_torch || has_tvm)) || (frameworks == "torch" && (!has_torch || has_tvm))) {
+    std::fprintf(stderr, "current_stream: --frameworks=%s, but streamlike found torch=%d tvm-ffi=%d\n",
+                 frameworks.c_str(), int{has_torch}, int{has_tvm});
+    return 1;
+  }
   return 0;
 }

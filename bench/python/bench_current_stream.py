@@ -11,6 +11,10 @@ Targets (medians, ns per call):
   streamlike.current_stream()               >= 10x faster than torch.cuda.current_stream()
   with streamlike.use(s): pass              <= 2000 ns with three providers (streamlike's own,
                                             torch and tvm-ffi; tvm-ffi must import)
+  the same / with torch.cuda.stream(s): pass
+                                            <= 1.0: making a stream current in every framework
+                                            costs no more than torch's own block (timed beside
+                                            it, with its own control row)
 Shown beside them, not judged: the C++ scoped_current_stream loop, and the use block once CuPy is
 imported (its provider runs Python code).
 
@@ -38,6 +42,7 @@ CPP_MAX_NS = 100.0
 CPP_MIN_SPEEDUP = 20.0
 PY_MIN_SPEEDUP = 10.0
 USE_MAX_NS = 2000.0
+USE_VS_TORCH_MAX = 1.0
 CONTROL_TOLERANCE = 0.10
 
 
@@ -121,6 +126,8 @@ def main():
             "torch.cuda.current_stream() again": "torch.cuda.current_stream()",
             "streamlike.current_stream()": "sl.current_stream()",
             "with streamlike.use(s): pass": "with sl.use(s): pass",
+            "with torch.cuda.stream(s): pass": "with torch.cuda.stream(s): pass",
+            "with torch.cuda.stream(s): pass again": "with torch.cuda.stream(s): pass",
         },
         env,
         n,
@@ -182,8 +189,24 @@ def main():
         use_ns <= USE_MAX_NS and three,
         True,
     )
+    block_control = py["with torch.cuda.stream(s): pass again"] / py["with torch.cuda.stream(s): pass"]
+    ratio = use_ns / py["with torch.cuda.stream(s): pass"]
+    verdict_before = len(verdicts)
+    judge(
+        "use(s) enter + leave / with torch.cuda.stream(s)",
+        ratio,
+        f"<= {USE_VS_TORCH_MAX:g}",
+        ratio <= USE_VS_TORCH_MAX,
+        True,
+    )
+    if abs(block_control - 1) > CONTROL_TOLERANCE and verdicts[verdict_before]["verdict"] == "MISSED":
+        verdicts[verdict_before]["verdict"] = "INCONCLUSIVE"  # its own baseline moved by more than the tolerance
     print(
         f"  control: torch.cuda.current_stream() again / first = {control:.3f} (|control - 1| <= {CONTROL_TOLERANCE})"
+    )
+    print(
+        f"  control: with torch.cuda.stream(s) again / first = {block_control:.3f}"
+        f" (|control - 1| <= {CONTROL_TOLERANCE})"
     )
     for m in missing:
         print(f"  not measured: {m}")
@@ -196,6 +219,7 @@ def main():
                     "targets": verdicts,
                     "providers": providers,
                     "control": control,
+                    "torch_block_control": block_control,
                     "missing": missing,
                     "torch": torch.__version__,
                     "python": platform.python_version(),

@@ -189,6 +189,14 @@ def parse_args():
         "the time other processes on a shared machine take its core; real_time includes it)",
     )
     p.add_argument("--filter", default=None, help="passed as --benchmark_filter")
+    p.add_argument(
+        "--program-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="an argument of the program's own, passed before Google Benchmark's (repeatable; write "
+        "--program-arg=--flag=value for one that starts with --)",
+    )
     p.add_argument("--no-interleave", action="store_true", help="run repetitions in order, not interleaved")
     p.add_argument("--markdown", action="store_true", help="print the tables as Markdown (for RESULTS.md)")
     p.add_argument("--json-out", default=None, help="also save the raw JSON output here")
@@ -198,6 +206,7 @@ def parse_args():
 def run(args):
     cmd = [
         args.binary,
+        *args.program_arg,
         "--benchmark_format=json",
         f"--benchmark_repetitions={args.repetitions}",
         f"--benchmark_min_time={args.min_time}",

@@ -25,6 +25,10 @@
 #                       (cuEventRecord + cuStreamWaitEvent, what wait makes), < 1x an event per call, and
 #                       <= 1.05x the wait as it was before it became capture-safe
 #   owner_queries (GPU) shown (compare_builds.py judges them against the previous library)
+#   current_stream      current_stream(0) <= 1.3x torch's own aoti_torch_get_current_cuda_stream
+#                       in the same loop, in a torch-only process (the real libtorch_cuda.so where
+#                       python3 imports torch, else the stand-in); current_stream() <= 1.5x a bare
+#                       cuCtxGetDevice with no framework loaded (needs a driver or the fake CUDA)
 #
 # Every program has control rows (its baseline measured again). A control whose ratio is off 1
 # by more than its tolerance (1% for the routes' timed rows and for creation, 5% for the copy, 10% for
@@ -44,7 +48,7 @@
 # passed; 1 otherwise (INCONCLUSIVE neither passes nor fails; a run of only those exits 1).
 set -uo pipefail
 
-usage() { sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,48p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
 [ $# -ge 1 ] || usage 2
 case "$1" in -h|--help) usage 0 ;; esac
@@ -200,6 +204,22 @@ run_program shared_stream_copy 0 \
   --info 'copy/shared_stream_immortal_legacy(/threads:\d+)' "$shared_ptr" \
   --info 'last/shared_stream_keep_alive(/threads:1)' 'last/std::shared_ptr<int>\1' \
   --info 'diag/shared_ptr_in_a_single_threaded_process(/threads:\d+)' "$shared_ptr"
+
+# current_stream() against what it adds to, each in a process of its own (what is loaded is
+# process-wide): in a torch-only process at most 1.3x torch's own getter called in the same loop,
+# with no framework loaded at most 1.5x a bare cuCtxGetDevice. torch's real libtorch_cuda.so is
+# loaded where python3 imports torch (the GPU machine); elsewhere the stand-in of
+# test/fake_frameworks is, whose getter is a thread-local read: a smoke indication only.
+torch_args=(--program-arg=--frameworks=torch)
+torch_library=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cuda.so"))' 2>/dev/null)
+[ -n "$torch_library" ] && [ -f "$torch_library" ] && torch_args+=("--program-arg=--torch-library=$torch_library")
+torch_direct='torch_only/aoti_torch_get_current_cuda_stream\1'
+run_program_as current_stream_torch_only current_stream 0 "${torch_args[@]}" \
+  --compare 'torch_only/current_stream\(0\)(/inside|/outside)' "$torch_direct" '<=' 1.3 \
+  --control 'torch_only/aoti_torch_get_current_cuda_stream_again(/inside|/outside)' "$torch_direct" 0.1
+run_program_as current_stream_no_framework current_stream 0 --program-arg=--frameworks=none \
+  --compare 'none/current_stream\(\)' 'none/cuCtxGetDevice' '<=' 1.5 \
+  --control 'none/cuCtxGetDevice_again' 'none/cuCtxGetDevice' 0.1
 
 # cuda.core's and torch's figures for the same operations, measured now (not judged).
 refs_pool=()

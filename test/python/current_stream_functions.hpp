@@ -69,19 +69,30 @@ inline std::pair<unsigned, unsigned> package_table_size() {
 }
 
 /// Registers (true) or unregisters (false) the module's framework in the package, answering
-/// `address` on this thread; the table's result code.
-inline int join_package(bool join, std::uintptr_t address) {
+/// `address` on this thread, its table declaring `version` and `struct_size`; the table's result code.
+inline int join_package_as(bool join, std::uintptr_t address, unsigned version, unsigned struct_size) {
   const auto* api = package_table();
   if (api == nullptr) return -1;
   module_framework_stream = reinterpret_cast<void*>(address); // NOLINT(performance-no-int-to-ptr)
   if (!join) return api->unregister_provider("module-framework");
   streamlike_current_stream_provider table{};
-  table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-  table.struct_size = sizeof table;
+  table.version = version;
+  table.struct_size = struct_size;
   table.priority = 150;
   table.name = "module-framework";
   table.get = &module_framework_get;
   return api->register_provider(&table);
+}
+
+/// join_package_as with this streamlike's provider version and table size.
+inline int join_package(bool join, std::uintptr_t address) {
+  return join_package_as(join, address, STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION,
+                         sizeof(streamlike_current_stream_provider));
+}
+
+/// (provider version, its table's size) this module was built with.
+inline std::pair<unsigned, unsigned> provider_version_and_size() {
+  return {STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION, sizeof(streamlike_current_stream_provider)};
 }
 
 /// Through the package's table: sets `address` current on `device`, reads the package's current
@@ -142,11 +153,12 @@ inline std::uintptr_t current_inside_scope(stream_or_current s) {
   return address_of(streamlike::current_stream(scope.device()));
 }
 
-/// Makes `stream` current on device 0 with scoped_current_stream in C++ and calls `inside()`
-/// (Python: what the frameworks see there) within the scope; returns its result.
+/// Makes `stream` current on `device` with scoped_current_stream in C++ and calls `inside()`
+/// (Python: what the frameworks see there) within the scope; returns its result. What inside()
+/// raises leaves the scope as a C++ exception does.
 template <class Object>
-Object call_inside_scope(stream_or_current s, const Object& inside) {
-  const streamlike::scoped_current_stream scope{s.view, 0};
+Object call_inside_scope(stream_or_current s, const Object& inside, int device) {
+  const streamlike::scoped_current_stream scope{s.view, device};
   return inside();
 }
 
@@ -195,6 +207,8 @@ void bind_common(Module& m) {
   m.def("check_active", &streamlike::python::detail::check_active);
   m.def("can_call_python_here_and_elsewhere", &can_call_python_here_and_elsewhere);
   m.def("join_package", &join_package);
+  m.def("join_package_as", &join_package_as);
+  m.def("provider_version_and_size", &provider_version_and_size);
   m.def("set_in_package", &set_in_package);
 }
 

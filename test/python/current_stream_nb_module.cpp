@@ -17,5 +17,6 @@ NB_MODULE(streamlike_current_nb_test, m) {
   m.def("memset_on", &current_test::memset_on, nb::arg("address"), nb::arg("nbytes"), nb::arg("value"),
         nb::arg("stream") = nb::none());
   m.def("current_inside_scope", &current_test::current_inside_scope, nb::arg("stream"));
-  m.def("call_inside_scope", &current_test::call_inside_scope<nb::object>, nb::arg("stream"), nb::arg("inside"));
+  m.def("call_inside_scope", &current_test::call_inside_scope<nb::object>, nb::arg("stream"), nb::arg("inside"),
+        nb::arg("device") = 0);
 }

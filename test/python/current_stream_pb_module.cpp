@@ -14,5 +14,6 @@ PYBIND11_MODULE(streamlike_current_pb_test, m) {
   m.def("memset_on", &current_test::memset_on, py::arg("address"), py::arg("nbytes"), py::arg("value"),
         py::arg("stream") = py::none());
   m.def("current_inside_scope", &current_test::current_inside_scope, py::arg("stream"));
-  m.def("call_inside_scope", &current_test::call_inside_scope<py::object>, py::arg("stream"), py::arg("inside"));
+  m.def("call_inside_scope", &current_test::call_inside_scope<py::object>, py::arg("stream"), py::arg("inside"),
+        py::arg("device") = 0);
 }
