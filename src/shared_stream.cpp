@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -20,13 +21,28 @@
 namespace streamlike {
 namespace detail {
 
+namespace {
+
+// The deferred queries of all blocks share a few locks, picked by the block's address: a block
+// keeps no lock of its own (its size is the ABI's), and a query is rare (once per block). Not
+// std::call_once: a throwing query (a capturing stream) must leave the next call free to retry,
+// and a pthread_once-based call_once left by an exception hangs the next call where the once is
+// intercepted (ThreadSanitizer) or unwinding through pthread_once is not supported (GCC bug 66146).
+std::mutex& deferred_facts_lock(const void* block) noexcept {
+  static std::mutex locks[16];
+  return locks[(reinterpret_cast<std::uintptr_t>(block) / 64) % 16];
+}
+
+} // namespace
+
 void stream_control_block::query_deferred_facts(const char* operation) const {
-  // On a capturing stream this throws capture::capturing_error, and call_once lets the next call
-  // try again: shared_stream's queries then answer without the cache (src/shared_stream.cpp).
-  std::call_once(facts_once_, [this, operation] {
-    facts_ = query_facts(handle_, "shared_stream", operation);
-    facts_known_.store(facts_.has_value(), std::memory_order_release);
-  });
+  // On a capturing stream query_facts throws capture::capturing_error and nothing is cached:
+  // shared_stream's queries then answer without the cache (below), and the next call asks again.
+  if (facts_known_.load(std::memory_order_acquire)) return;
+  const std::lock_guard lock(deferred_facts_lock(this));
+  if (facts_known_.load(std::memory_order_relaxed)) return;
+  facts_ = query_facts(handle_, "shared_stream", operation);
+  facts_known_.store(true, std::memory_order_release);
 }
 
 namespace {

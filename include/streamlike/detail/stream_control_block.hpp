@@ -12,7 +12,6 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
-#include <mutex>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -95,9 +94,9 @@ private:
   std::atomic<long> refs_{1};
   cudaStream_t handle_;
   bool deferred_ = false;
-  mutable std::once_flag facts_once_;
   mutable std::optional<stream_facts> facts_;
-  // Set (release) once facts_ holds the facts: at construction, or by the deferred query.
+  // Set (release) once facts_ holds the facts: at construction, or by the deferred query (which
+  // writes facts_ under a lock of src/shared_stream.cpp and may be retried after it threw).
   mutable std::atomic<bool> facts_known_{false};
 };
 
