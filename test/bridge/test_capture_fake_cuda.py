@@ -8,7 +8,7 @@ core can be tested the same way (docs/cuda-graphs.md, "Tested where").
 
     LD_PRELOAD=build/test/fake_cuda/libstreamlike_fake_cuda.so \\
     STREAMLIKE_FAKE_CUDA_LIBRARY=build/test/fake_cuda/libstreamlike_fake_cuda.so \\
-    PYTHONPATH=build/test/python python3 -m pytest test/python/test_capture_fake_cuda.py
+    PYTHONPATH=build/test/bridge python3 -m pytest test/bridge/test_capture_fake_cuda.py
 """
 
 import ctypes
