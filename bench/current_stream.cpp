@@ -12,7 +12,7 @@
 //   current/current_device/...   the same for the current device (current_stream()): adds the
 //                                current device's lookup. Skipped where the current device cannot
 //                                be read (no driver, no GPU); with the fake CUDA of
-//                                test/gpu/fake_driver preloaded they run against it
+//                                test/fake_cuda preloaded they run against it
 //   registered/device_0/outside  a fourth provider registered by hand (through its table) that
 //                                also names the default stream
 //   diag/fake_provider_get       a registered provider's get, called directly: the floor per

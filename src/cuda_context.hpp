@@ -11,6 +11,8 @@
 #ifndef STREAMLIKE_SRC_CUDA_CONTEXT_HPP
 #define STREAMLIKE_SRC_CUDA_CONTEXT_HPP
 
+#include "driver_entry_points.hpp"
+
 #include <cuda.h> // CUcontext
 #include <cuda_runtime_api.h>
 
@@ -54,6 +56,19 @@ struct current_context {
 /// The one place the library asks it, for every caller but a stream's own device (device_of).
 /// Throws streamlike::error naming "<who>: cudaGetDevice".
 [[nodiscard]] int current_device(std::string_view who);
+
+/// The same answer, asked of the driver first: the device of the current context (cuCtxGetDevice,
+/// which cudaGetDevice wraps), without the runtime's wrapper; where no context is current (a fresh
+/// thread) or there is no driver, current_device. For current_stream(), which asks on every call
+/// (bench/current_stream.cpp): inline, so that the driver's answer costs one load and one call.
+/// The other callers keep the runtime's one call, which the call-count tests pin.
+[[nodiscard]] inline int current_device_driver_first(std::string_view who) {
+  const auto get_device = driver::get().ctx_get_device;
+  CUdevice device = 0;
+  if (get_device != nullptr && get_device(&device, nullptr) == CUDA_SUCCESS) [[likely]]
+    return static_cast<int>(device);
+  return current_device(who);
+}
 
 /// The same without throwing: -1 where it cannot be told (no driver, no device, the runtime
 /// unloading at exit), leaving no runtime error behind. For destructors and guards that must not throw.

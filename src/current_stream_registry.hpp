@@ -1,13 +1,18 @@
-// The registry of current-stream providers (src/current_stream.cpp), shared with the check and
-// the built-in providers (src/current_stream_torch.cpp, src/current_stream_tvm_ffi.cpp).
+// The registry of current-stream providers (src/current_stream_registry.cpp), shared with
+// current_stream() and its scopes (src/current_stream.cpp), the look for frameworks
+// (src/current_stream_discovery.cpp), the check and the built-in providers
+// (src/current_stream_torch.cpp, src/current_stream_tvm_ffi.cpp).
 #ifndef STREAMLIKE_SRC_CURRENT_STREAM_REGISTRY_HPP
 #define STREAMLIKE_SRC_CURRENT_STREAM_REGISTRY_HPP
+
+#include "cuda_context.hpp"
 
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/stream_view.hpp>
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -56,6 +61,39 @@ struct provider_list {
   const provider_list* replaced = nullptr;
 };
 
+/// The list current_stream() reads: one acquire load, no function-local static's guard (defined in
+/// src/current_stream_registry.cpp; hidden, so reading it takes no indirection).
+[[gnu::visibility("hidden")]] extern constinit std::atomic<const provider_list*> published;
+
+/// The registry's writers' state: who writes a new list, and what the look for frameworks found.
+struct registry {
+  std::mutex write;
+  std::atomic<const provider_list*>& list = published;
+  // Built-in frameworks: found once, then never looked for again. Read and written by the one
+  // thread looking (`looking`).
+  bool torch_found = false;
+  bool tvm_ffi_found = false;
+  // A look in progress: at most one thread looks; the others go on with the list as it is.
+  std::atomic<bool> looking{false};
+  std::atomic<bool> all_found{false};
+  std::atomic<unsigned long long> seen_loads{~0ULL}; // dlpi_adds at the last look
+  std::atomic<long long> last_tick{-1};              // the coarse clock's tick at the last look
+};
+
+/// The one registry, never destroyed: providers may be asked during exit.
+[[nodiscard]] registry& the_registry() noexcept;
+
+/// Publishes `entries` (sorted here) as the new list; the old one stays valid forever. Called
+/// under r.write.
+void publish(registry& r, std::vector<provider> entries);
+
+/// The entries of the list published now (none before the first).
+[[nodiscard]] std::vector<provider> copy_of(const registry& r);
+
+/// Looks for built-in frameworks loaded since the last look and publishes those found
+/// (src/current_stream_discovery.cpp). Throttled: at most once per tick of the coarse clock.
+void look_for_frameworks(registry& r, bool throttled) noexcept;
+
 /// The current list, after looking for built-in frameworks loaded since the last look. Throttled
 /// (current_stream(), the check): at most one look per tick of the coarse clock, so a framework
 /// loaded a few milliseconds ago may not be seen yet; scopes and listings always look.
@@ -67,11 +105,6 @@ struct answer {
   const provider* by = nullptr;
 };
 [[nodiscard]] answer current_answer(const provider_list& list, int device) noexcept;
-
-/// The calling thread's current device: the device of its current context, asked of the driver
-/// (cuCtxGetDevice, which cudaGetDevice wraps), or where no context is current or the driver
-/// cannot answer, cudaGetDevice. Throws streamlike::error naming `operation` when neither answers.
-[[nodiscard]] int current_device_of_thread(const char* operation);
 
 /// Throws std::invalid_argument for a device below -1, naming `operation`.
 [[noreturn]] void throw_bad_device(int device, const char* operation);
@@ -99,7 +132,7 @@ void check_device_slow(int device, const char* operation);
     return device;
   }
   if (device != -1) throw_bad_device(device, operation);
-  return current_device_of_thread(operation);
+  return cuda_context::current_device_driver_first(operation);
 }
 
 } // namespace streamlike::detail::current

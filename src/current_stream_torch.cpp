@@ -16,8 +16,9 @@
 //   AOTITorchError aoti_torch_delete_cuda_stream_guard(CUDAStreamGuardHandle guard);
 // (a c10::cuda::CUDAStreamGuard). The guard also makes the stream's device current for its life,
 // so it is used only where that device is already current; elsewhere enter falls back to get+set.
-#include "current_stream_registry.hpp"
+#include "cuda_context.hpp"
 #include "current_stream_dl_lookup.hpp"
+#include "current_stream_registry.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -63,20 +64,10 @@ int torch_set(void* context, std::int32_t device, void* stream) {
   return f->set(torch_handle(stream), device) == 0 ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
 }
 
-/// The calling thread's current device, or -1 where CUDA cannot say (its error cleared).
-int current_device_or_none() noexcept {
-  int current = -1;
-  if (cudaGetDevice(&current) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return -1;
-  }
-  return current;
-}
-
 int torch_enter(void* context, std::int32_t device, void* stream, void** token) {
   const auto* f = static_cast<const torch_functions*>(context);
   stream = torch_handle(stream);
-  const int current = current_device_or_none();
+  const int current = cuda_context::current_device_or_minus_one();
   auto* t = new (std::nothrow) torch_token{nullptr, nullptr};
   if (t == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
   if (current == device) {
@@ -102,9 +93,9 @@ int torch_leave(void* context, std::int32_t device, void* token) {
   if (t->guard != nullptr) {
     // Deleting torch's guard also puts back the device that was current when it was made; a
     // scope is device-neutral (with or without torch loaded), so the device current now stays.
-    const int before = current_device_or_none();
+    const int before = cuda_context::current_device_or_minus_one();
     ok = f->delete_guard(t->guard) == 0;
-    if (before >= 0 && current_device_or_none() != before && cudaSetDevice(before) != cudaSuccess)
+    if (before >= 0 && cuda_context::current_device_or_minus_one() != before && cudaSetDevice(before) != cudaSuccess)
       (void)cudaGetLastError();
   } else {
     ok = f->set(t->previous, device) == 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cost of handing an owning stream from one extension module to another's shared_stream parameter.
 
-A streamlike.Stream made by one bridge module (nanobind or pybind11: test/python/owned_stream_*.cpp,
+A streamlike.Stream made by one bridge module (nanobind or pybind11: test/bridge/owned_stream_*.cpp,
 built -O2 with NDEBUG by bench/python/meson.build) is passed to the other module's function whose
 parameter is a shared_stream, dropped when the call returns:
     capsule   the shared_stream caster takes an owning reference through __cuda_stream_owned__()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per-call cost of handing a Python stream object to a bound C++ function.
 
-For each binding (the nanobind and pybind11 modules of test/python/, built as a release wheel builds
+For each binding (the nanobind and pybind11 modules of test/bridge/, built as a release wheel builds
 them: bench/python/meson.build), times one call of a
 function whose body is empty and whose parameter is
     stream_view    given a torch stream (any __cuda_stream__ object: read through the protocol),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Instructions one streamlike::current_stream() call executes, per row of bench/current_stream,
-without a GPU: each current/ row runs under callgrind with the fake CUDA of test/gpu/fake_driver
+without a GPU: each current/ row runs under callgrind with the fake CUDA of test/fake_cuda
 preloaded, collecting inside current_stream() only, and the instructions are divided by the calls
 (torch's stand-in, the first provider, is asked exactly once per call). The fake CUDA's own share (its
 bookkeeping, not what the real driver costs) is shown apart.
@@ -79,7 +79,7 @@ def main():
         sys.exit(__doc__)
     build = sys.argv[1]
     exe = os.path.join(build, "bench", "current_stream")
-    fake = os.path.abspath(os.path.join(build, "test", "gpu", "fake_driver", "libstreamlike_fake_cuda.so"))
+    fake = os.path.abspath(os.path.join(build, "test", "fake_cuda", "libstreamlike_fake_cuda.so"))
     for path in (exe, fake):
         if not os.path.exists(path):
             sys.exit(f"current_stream_instructions.py: {path} is not built")

@@ -41,13 +41,6 @@ capture_mode mode_from(const std::string& name) {
   throw nb::value_error(("capture: mode must be 'global', 'thread_local' or 'relaxed', got '" + name + "'").c_str());
 }
 
-stream_view stream_argument(nb::handle obj) {
-  stream_view view = stream_view::legacy_default();
-  const char* source = nullptr;
-  if (!read_stream(obj.ptr(), view, source)) throw nb::python_error();
-  return view;
-}
-
 /// What streamlike.capture(...) returns: a context manager around one capture_scope. It holds
 /// the stream object (the scope's stream must outlive it) and the Graph it hands out on entry,
 /// which it fills when the capture ends. Two threads may enter or leave one Capture at once: its

@@ -325,14 +325,10 @@ public:
   /// For the garbage collector (use_traverse, use_clear): the stream object may refer back to us.
   [[nodiscard]] nb::object& held() noexcept { return object_; }
 
-  /// The stream of `obj`, as the casters read it (their errors: TypeError naming the type).
-  static stream_view read(const nb::object& obj) {
-    stream_view view = stream_view::legacy_default();
-    // Not decode_view: the current-stream check must not flag the stream a use block is about to
-    // make current.
-    if (sd::report(obj.ptr(), true, sd::read_view(obj.ptr(), view)) != sd::outcome::ok) throw nb::python_error();
-    return view;
-  }
+  /// The stream of `obj`, read as every stream argument of the package is (stream_argument; the
+  /// casters' errors: TypeError naming the type). Not the casters' decode_view: the current-stream
+  /// check must not flag the stream a use block is about to make current.
+  static stream_view read(const nb::object& obj) { return streamlike_package::stream_argument(obj); }
   [[nodiscard]] std::optional<int> device() const noexcept {
     return scope_ ? std::optional<int>(scope_->device()) : device_;
   }

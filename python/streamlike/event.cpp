@@ -11,13 +11,6 @@ namespace {
 
 using streamlike::event;
 
-stream_view stream_argument(nb::handle obj) {
-  stream_view view = stream_view::legacy_default();
-  const char* source = nullptr;
-  if (!read_stream(obj.ptr(), view, source)) throw nb::python_error();
-  return view;
-}
-
 nb::object event_repr(const event& e) {
   return nb::steal(PyUnicode_FromFormat("<streamlike.Event handle=%p>", static_cast<void*>(e.get())));
 }

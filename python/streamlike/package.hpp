@@ -164,6 +164,10 @@ template <class IsDone>
 /// through __cuda_stream__ (the casters' readers). Sets `source`. On failure the Python exception
 /// is set (the protocol's TypeError or ValueError, or what the object itself raised).
 [[nodiscard]] bool read_stream(PyObject* obj, stream_view& out, const char*& source) noexcept;
+/// read_stream for a binding's argument (Event.record, capture, GraphExec.launch, use): the view,
+/// or nb::python_error carrying read_stream's exception. The package's only other reader of a
+/// stream argument is read_stream itself.
+[[nodiscard]] stream_view stream_argument(nb::handle obj);
 
 /// The view of a StreamView or Stream.
 [[nodiscard]] stream_view view_of(PyObject* self) noexcept;

@@ -83,6 +83,13 @@ bool read_stream(PyObject* obj, stream_view& out, const char*& source) noexcept 
   return sd::report(obj, true, sd::call_protocol(obj, name, out)) == sd::outcome::ok;
 }
 
+stream_view stream_argument(nb::handle obj) {
+  stream_view view = stream_view::legacy_default();
+  const char* source = nullptr;
+  if (!read_stream(obj.ptr(), view, source)) throw nb::python_error();
+  return view;
+}
+
 stream_view view_of(PyObject* self) noexcept {
   return is_stream(self) ? stream_view{as_stream(self)->base.handle} : as_view(self)->view;
 }

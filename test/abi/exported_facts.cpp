@@ -1,8 +1,8 @@
 // to_owned_stream exports what the driver says of the stream (docs/owned-stream-abi.md): its id,
 // device, flags, priority and the id of its context, checked without a GPU against the fake CUDA
-// of test/gpu/fake_driver (two devices: STREAMLIKE_FAKE_CUDA_DEVICES=2), asked through the same
+// of test/fake_cuda (two devices: STREAMLIKE_FAKE_CUDA_DEVICES=2), asked through the same
 // driver entry points a consumer would use. test/gpu/owned_stream.cu checks the same on a device.
-#include "../gpu/fake_driver/fake_cuda.h"
+#include "../fake_cuda/fake_cuda.h"
 
 #include <streamlike/c/owned_stream.h>
 #include <streamlike/owned_stream.hpp>

@@ -10,7 +10,7 @@ The headers are globbed when the test runs, so a new header is checked without e
 build. By default only include/streamlike/*.hpp: subfolders (adapters/, python/, detail/) need
 third-party headers or are not meant to stand alone. --headers (relative to --include, repeatable)
 checks others instead, e.g. the Python bridge's with Python's headers as --system-include
-(test/python/meson.build). For each header a translation unit that includes only that header (twice,
+(test/bridge/meson.build). For each header a translation unit that includes only that header (twice,
 which also checks its include guard) is compiled:
   gcc/clang: as .cpp, -std=c++20 -Wall -Wextra -Wpedantic -Werror -fsyntax-only;
   nvcc:      as .cu,  -std=c++20 -Xcompiler=-Wall,-Wextra,-Wpedantic, full compile (-c).

@@ -1,12 +1,12 @@
 // The calls a capture prohibits as potentially unsafe (docs/cuda-graphs.md, "Calls a capture
-// prohibits"), checked without a GPU against the fake CUDA of test/gpu/fake_driver (fake_cuda.h),
+// prohibits"), checked without a GPU against the fake CUDA of test/fake_cuda (fake_cuda.h),
 // which invalidates a capture wherever CUDA would (test/host/fake_cuda_rules.cpp). One table:
 // each call (event sync/query/elapsed time, stream sync/query of a stream outside the capture) x
 // the capture's mode x who captures x the calling thread's interaction mode -> refused by name
 // (the capture untouched), allowed (CUDA allows it; the capture untouched), or passed to CUDA,
 // which invalidates the capture (the case streamlike cannot see, pinned here). The GPU suite runs
 // the same table against CUDA (test/gpu/capture_interaction.cu).
-#include "../gpu/fake_driver/fake_cuda.h"
+#include "../fake_cuda/fake_cuda.h"
 
 #include <streamlike/capture.hpp>
 #include <streamlike/current_stream.hpp>

@@ -1,12 +1,12 @@
 // No streamlike call invalidates a CUDA graph capture (docs/cuda-graphs.md), checked without a GPU:
-// the program carries the fake CUDA of test/gpu/fake_driver (fake_cuda.h), exported so that
+// the program carries the fake CUDA of test/fake_cuda (fake_cuda.h), exported so that
 // libstreamlike's CUDA calls reach it. The fake puts a stream in an active or an invalidated capture
 // and records every call that would invalidate one. For each row of the refusal table: a refused
 // call throws a streamlike::error naming itself and saying the stream is capturing, a working call
 // answers; and either way no call that would invalidate the capture reached CUDA, and the capture
 // is as it was. The GPU suite checks the same table against the real driver
 // (test/gpu/capture_safety.cu, capture_ordering.cu, capture_scope.cu, capture_retain.cu).
-#include "../gpu/fake_driver/fake_cuda.h"
+#include "../fake_cuda/fake_cuda.h"
 
 #include <streamlike/capture.hpp>
 #include <streamlike/device_guard.hpp>

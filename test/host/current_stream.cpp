@@ -1,5 +1,5 @@
 // current_stream() and scoped_current_stream with fake providers: no GPU, no framework. The
-// program carries the fake CUDA of test/gpu/fake_driver (two devices): streams are its streams.
+// program carries the fake CUDA of test/fake_cuda (two devices): streams are its streams.
 #include "fake_cuda_streams.hpp"
 #include "host_support.hpp"
 

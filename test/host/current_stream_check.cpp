@@ -1,5 +1,5 @@
 // The opt-in check that a stream given to streamlike is the current one, with a fake provider and
-// a recording reporter: no GPU. The program carries the fake CUDA of test/gpu/fake_driver: streams
+// a recording reporter: no GPU. The program carries the fake CUDA of test/fake_cuda: streams
 // are its streams, except one handle it never made (a stream CUDA cannot ask about).
 #include "fake_cuda_streams.hpp"
 #include "host_support.hpp"

@@ -1,7 +1,7 @@
 // current_stream() and scoped_current_stream with the built-in framework providers, found in the
 // stand-ins for libtorch_cuda.so and libtvm_ffi.so (test/fake_frameworks, loaded before the first
 // test) exactly as in a process that imported torch and tvm-ffi, over the fake CUDA of
-// test/gpu/fake_driver (exported from this program, two devices). What each framework is handed
+// test/fake_cuda (exported from this program, two devices). What each framework is handed
 // and answers is read from the stand-ins themselves. No GPU, no framework.
 #include "fake_cuda_streams.hpp"
 #include "host_support.hpp"

@@ -1,12 +1,12 @@
 // Events under CUDA graph capture (docs/cuda-graphs.md, "Events under capture"), checked without a
-// GPU: the program carries the fake CUDA of test/gpu/fake_driver (fake_cuda.h), exported so that
+// GPU: the program carries the fake CUDA of test/fake_cuda (fake_cuda.h), exported so that
 // libstreamlike's CUDA calls reach it. The fake puts a stream in a capture as a framework would
 // (fake_cuda_set_capture) or as capture_scope does (cudaStreamBeginCapture), remembers where each
 // event was recorded, and records every call that would invalidate a capture. Each row of the
 // events' tables: a refused call throws a streamlike::error naming itself with the documented code,
 // a working call works; no call that would invalidate a capture reaches CUDA, and the capture is as
 // it was. The GPU suite checks the same rows against the real driver (test/gpu/event_capture.cu).
-#include "../gpu/fake_driver/fake_cuda.h"
+#include "../fake_cuda/fake_cuda.h"
 
 #include <streamlike/capture.hpp>
 #include <streamlike/current_stream.hpp>

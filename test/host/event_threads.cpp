@@ -1,10 +1,10 @@
 // One streamlike::event recorded on one thread while another syncs, queries and reads it: what an
 // event shared between Python threads sees (the package releases the GIL in sync()). Against the
-// fake CUDA of test/gpu/fake_driver (fake_cuda.h), so that it runs without a GPU, and under
+// fake CUDA of test/fake_cuda (fake_cuda.h), so that it runs without a GPU, and under
 // ThreadSanitizer (scripts/sanitize tsan), which reports a data race on what the event remembers of
 // its last record (capture_id()) if that is not atomic. (Which record a concurrent sync() waits for
 // is the caller's race, not the library's: CUDA's answer is one or the other.)
-#include "../gpu/fake_driver/fake_cuda.h"
+#include "../fake_cuda/fake_cuda.h"
 
 #include <streamlike/error.hpp>
 #include <streamlike/event.hpp>

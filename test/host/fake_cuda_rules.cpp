@@ -1,10 +1,10 @@
-// The fake CUDA of test/gpu/fake_driver (fake_cuda.h) keeps every invalidation rule it claims to
+// The fake CUDA of test/fake_cuda (fake_cuda.h) keeps every invalidation rule it claims to
 // model (fake_cuda.h, rules 1-5, from docs/cuda-graphs.md, "What CUDA does"): the checks of
 // capture_safety.cpp, event_capture_safety.cpp and capture_interaction.cpp trust it to invalidate
 // a capture wherever CUDA would, so a rule that weakened would let a missing refusal pass unseen.
 // Raw CUDA calls only, no streamlike: one table row per rule and case, each saying whether the
 // call invalidates the capture and which code it fails with.
-#include "../gpu/fake_driver/fake_cuda.h"
+#include "../fake_cuda/fake_cuda.h"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>

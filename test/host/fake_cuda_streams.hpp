@@ -1,10 +1,10 @@
-// Streams made by the fake CUDA of test/gpu/fake_driver, for the host programs that link it
+// Streams made by the fake CUDA of test/fake_cuda, for the host programs that link it
 // (exported, so that libstreamlike's CUDA calls reach it): the current-stream tests hand them to
 // scopes, which ask a stream's device.
 #ifndef STREAMLIKE_TEST_HOST_FAKE_CUDA_STREAMS_HPP
 #define STREAMLIKE_TEST_HOST_FAKE_CUDA_STREAMS_HPP
 
-#include "../gpu/fake_driver/fake_cuda.h"
+#include "../fake_cuda/fake_cuda.h"
 
 #include <streamlike/stream_view.hpp>
 

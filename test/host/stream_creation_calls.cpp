@@ -1,10 +1,10 @@
 // Every CUDA call that creating and dropping an owned stream makes, pinned without a GPU: the
-// program carries the fake CUDA of test/gpu/fake_driver (fake_cuda.h), exported so that
+// program carries the fake CUDA of test/fake_cuda (fake_cuda.h), exported so that
 // libstreamlike's calls reach it, and the fake counts each call by name. A raw create + destroy is
 // two calls; an owner may add only what is listed here, and each addition says what it buys
 // (bench/RESULTS.md, "Stream creation"). A new call on these paths fails this test: it costs time on
 // every create (bench/stream_pool.cu, the create/ rows), so it must be chosen, not slipped in.
-#include "../gpu/fake_driver/fake_cuda.h"
+#include "../fake_cuda/fake_cuda.h"
 
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_pool.hpp>

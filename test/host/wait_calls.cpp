@@ -1,10 +1,10 @@
 // Every CUDA call that streamlike::wait(consumer, producer) makes on its eager path, pinned without
-// a GPU against the fake CUDA of test/gpu/fake_driver (fake_cuda.h), which counts calls by name.
+// a GPU against the fake CUDA of test/fake_cuda (fake_cuda.h), which counts calls by name.
 // The floor is the driver's record and wait (cuEventRecord + cuStreamWaitEvent); wait adds the
 // consumer's capture status (what keeps a capture valid) and, unless the producer is an owner that
 // knows its context, the producer's context (to find this thread's cached event). A new call here
 // costs time on every wait (bench/ordering.cu, judged against the driver's floor).
-#include "../gpu/fake_driver/fake_cuda.h"
+#include "../fake_cuda/fake_cuda.h"
 
 #include <streamlike/ordering.hpp>
 #include <streamlike/shared_stream.hpp>

@@ -12,7 +12,7 @@ Environment:
                            or an environment's site-packages: scripts/wheel-gpu-check) instead of
                            building it
   STREAMLIKE_PACKAGE_PYTHON  with STREAMLIKE_PACKAGE_SITE: the interpreter whose environment that is
-  STREAMLIKE_BRIDGE_MODULES_DIR  where the python suite's test modules are (test/python), for the
+  STREAMLIKE_BRIDGE_MODULES_DIR  where the python suite's test modules are (test/bridge), for the
                            tests that hand streams between them and the package
 """
 

@@ -2,15 +2,15 @@
 
 The package is built against libstreamlike.so and the shared CUDA runtime (test/package/fake_cuda,
 the same sources as the installed package) and this process runs against the fake CUDA of
-test/gpu/fake_driver, preloaded by meson, which names it in STREAMLIKE_FAKE_CUDA_LIBRARY. The fake
+test/fake_cuda, preloaded by meson, which names it in STREAMLIKE_FAKE_CUDA_LIBRARY. The fake
 begins and ends captures as CUDA does and records every call that would invalidate one. Each
 call of the table is made inside `streamlike.capture(stream, mode=...)` in the three capture
 modes: a refused call raises naming the library operation that refused it, an allowed call
 answers, no call invalidates the capture (it is still active afterwards and its graph replays).
 The package's threads promise is checked here too (threads_stress.py, as on a GPU).
 
-    LD_PRELOAD=$PWD/build/test/gpu/fake_driver/libstreamlike_fake_cuda.so \\
-    STREAMLIKE_FAKE_CUDA_LIBRARY=$PWD/build/test/gpu/fake_driver/libstreamlike_fake_cuda.so \\
+    LD_PRELOAD=$PWD/build/test/fake_cuda/libstreamlike_fake_cuda.so \\
+    STREAMLIKE_FAKE_CUDA_LIBRARY=$PWD/build/test/fake_cuda/libstreamlike_fake_cuda.so \\
     STREAMLIKE_PACKAGE_SITE=build/test/package/fake_cuda \\
     python3 -m pytest test/package/test_package_fake_cuda.py
 """

@@ -2,7 +2,7 @@
 """An extension module on streamlike imported before torch, then torch used: must work.
 
 Usage: import_before_torch.py MODULE_FILE
-  MODULE_FILE: the nanobind test module, streamlike_nb_test.*.so (test/python builds it; it links
+  MODULE_FILE: the nanobind test module, streamlike_nb_test.*.so (test/bridge builds it; it links
   libstreamlike.so).
 
 A libstreamlike.so that re-exports the C++ runtime it was linked with (std::__once_callable,

@@ -4,7 +4,7 @@ test module), handed through the "cuda_stream_owned" capsule to the other module
 after Python dropped every stream object; the work done on it is checked.
 
 Skipped without a GPU, and without torch; CuPy and cuda.core steps are skipped one by one when
-absent. Run: PYTHONPATH=BUILD/test/python python3 -m pytest -v test/python/gpu_owned_stream.py
+absent. Run: PYTHONPATH=BUILD/test/bridge python3 -m pytest -v test/bridge/gpu_owned_stream.py
 """
 
 import gc

@@ -2,7 +2,7 @@
 test the modules, one run per binding library (fixture `bridge`).
 
 Under `meson test` the build folder is on PYTHONPATH and STREAMLIKE_PY_MODULES names the modules
-that were built. Run by hand, set PYTHONPATH=BUILD/test/python, or STREAMLIKE_PY_BUILD_DIR=BUILD;
+that were built. Run by hand, set PYTHONPATH=BUILD/test/bridge, or STREAMLIKE_PY_BUILD_DIR=BUILD;
 without either, ./build-py (the folder docs/python-bridge.md builds) is tried.
 """
 
@@ -18,8 +18,8 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 
 def _add_build_dir():
     build = os.environ.get("STREAMLIKE_PY_BUILD_DIR")
-    candidates = [os.path.join(build, "test", "python")] if build else []
-    candidates.append(os.path.join(REPO_ROOT, "build-py", "test", "python"))
+    candidates = [os.path.join(build, "test", "bridge")] if build else []
+    candidates.append(os.path.join(REPO_ROOT, "build-py", "test", "bridge"))
     for folder in candidates:
         if os.path.isdir(folder) and folder not in sys.path:
             sys.path.append(folder)  # after PYTHONPATH: an explicit one wins
@@ -41,7 +41,7 @@ def import_bridge(name):
     except ImportError as e:
         pytest.fail(
             f"cannot import the test module {name} ({e}); build it first: meson setup build-py "
-            f"-Dpython=enabled && meson compile -C build-py, then PYTHONPATH=build-py/test/python"
+            f"-Dpython=enabled && meson compile -C build-py, then PYTHONPATH=build-py/test/bridge"
         )
 
 

@@ -1,6 +1,6 @@
 // The C++ side of the Python bridge tests: plain functions over streamlike's types, bound by
 // both test modules (nanobind_module.cpp, pybind11_module.cpp) under the same names, so one set
-// of Python tests (test_bridge.py, gpu_interop.py) checks both casters.
+// of Python tests (test_reading.py and its siblings, gpu_interop.py) checks both casters.
 #ifndef STREAMLIKE_TEST_PYTHON_BRIDGE_FUNCTIONS_HPP
 #define STREAMLIKE_TEST_PYTHON_BRIDGE_FUNCTIONS_HPP
 

@@ -4,7 +4,7 @@ Skipped as a whole without a GPU; each library's tests skip when it is not insta
 GPU machine after building (from the repository root):
 
     meson setup build-py -Dpython=enabled && meson compile -C build-py
-    PYTHONPATH=build-py/test/python python3 -m pytest -v test/python/gpu_interop.py
+    PYTHONPATH=build-py/test/bridge python3 -m pytest -v test/bridge/gpu_interop.py
 
 (`meson test -C build-py --suite python` runs it too; it reports SKIP when nothing could run.)
 

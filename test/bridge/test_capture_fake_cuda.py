@@ -1,14 +1,14 @@
 """The bridge's bound functions on a capturing stream, without a GPU: the process runs against the
-fake CUDA of test/gpu/fake_driver (fake_cuda.h), preloaded (LD_PRELOAD) by meson, which names it in
+fake CUDA of test/fake_cuda (fake_cuda.h), preloaded (LD_PRELOAD) by meson, which names it in
 STREAMLIKE_FAKE_CUDA_LIBRARY. The test puts a stream the C++ side created into an active or an
 invalidated capture (ctypes, the fake's control functions) and calls what a Python caller would:
 each refused call raises naming itself and saying the stream is capturing, each capture-safe call
 answers, and no call that would invalidate a capture reaches CUDA. A Python package built on the
 core can be tested the same way (docs/cuda-graphs.md, "Tested where").
 
-    LD_PRELOAD=build/test/gpu/fake_driver/libstreamlike_fake_cuda.so \\
-    STREAMLIKE_FAKE_CUDA_LIBRARY=build/test/gpu/fake_driver/libstreamlike_fake_cuda.so \\
-    PYTHONPATH=build/test/python python3 -m pytest test/python/test_capture_fake_cuda.py
+    LD_PRELOAD=build/test/fake_cuda/libstreamlike_fake_cuda.so \\
+    STREAMLIKE_FAKE_CUDA_LIBRARY=build/test/fake_cuda/libstreamlike_fake_cuda.so \\
+    PYTHONPATH=build/test/bridge python3 -m pytest test/bridge/test_capture_fake_cuda.py
 """
 
 import ctypes

@@ -2,7 +2,7 @@
 // (docs/python-bridge.md, "Known exporters"): read-only `long long` members device_type,
 // device_index and stream_id (torch's key for a stream) and a `cuda_stream` getter that counts
 // its calls (and raises for stream_id -1). Python subclasses give it torch's __cuda_stream__
-// method (test_bridge.py). reader_of() tells the tests how the casters read an object.
+// method (test_torch.py). reader_of() tells the tests how the casters read an object.
 #ifndef STREAMLIKE_TEST_PYTHON_FAKE_TORCH_STREAM_HPP
 #define STREAMLIKE_TEST_PYTHON_FAKE_TORCH_STREAM_HPP
 

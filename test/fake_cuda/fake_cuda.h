@@ -2,7 +2,7 @@
  * streamlike asks of CUDA, and whether any of it would have invalidated a graph capture.
  *
  * fake_cuda.cpp defines, as extern "C" functions, every CUDA runtime call that libstreamlike
- * makes (test/gpu/fake_driver/covers.py checks that against libstreamlike.so's imports) and the
+ * makes (test/fake_cuda/covers.py checks that against libstreamlike.so's imports) and the
  * driver calls it fetches through cudaGetDriverEntryPointByVersion. Two ways to put it in front
  * of the real cudart:
  *   - linked into a test program exported to the dynamic symbol table (-Wl,--export-dynamic):

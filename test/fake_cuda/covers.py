@@ -30,6 +30,6 @@ if not imports:
 print(f"covers.py: libstreamlike imports {len(imports)} CUDA functions; the fake defines {len(defined)}")
 if missing:
     print("covers.py: FAIL the fake CUDA does not define: " + ", ".join(missing))
-    print("  add them to test/gpu/fake_driver/fake_cuda.cpp (and what they do under capture to fake_cuda.h)")
+    print("  add them to test/fake_cuda/fake_cuda.cpp (and what they do under capture to fake_cuda.h)")
     sys.exit(1)
 print("covers.py: every CUDA call of libstreamlike reaches the fake")

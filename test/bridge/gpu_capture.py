@@ -4,7 +4,7 @@ Skipped as a whole without a GPU; each framework's tests skip when it is not ins
 GPU machine after building (from the repository root):
 
     meson setup build-py -Dpython=enabled && meson compile -C build-py
-    PYTHONPATH=build-py/test/python python3 -m pytest -v test/python/gpu_capture.py
+    PYTHONPATH=build-py/test/bridge python3 -m pytest -v test/bridge/gpu_capture.py
 
 What it checks, with both test modules (nanobind and pybind11):
   * functions taking stream_view and shared_stream, asking the device, the priority and whether the

@@ -1,0 +1,80 @@
+// The current stream's C entries (streamlike/c/current_stream_provider.h): streamlike_current_stream_get,
+// _set, _restore, _register, _unregister and the sized table of them, each a thin call into the
+// C++ core that turns its exceptions into the C status codes.
+#include <streamlike/c/current_stream_provider.h>
+#include <streamlike/current_stream.hpp>
+#include <streamlike/current_stream_check.hpp>
+#include <streamlike/current_stream_providers.hpp>
+#include <streamlike/stream_view.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
+extern "C" {
+
+STREAMLIKE_API int streamlike_current_stream_register(const streamlike_current_stream_provider* provider) {
+  if (provider == nullptr) return STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER;
+  try {
+    streamlike::register_current_stream_provider(*provider);
+    return STREAMLIKE_CURRENT_STREAM_REGISTERED;
+  } catch (const std::invalid_argument& e) {
+    return std::strstr(e.what(), "already registered") != nullptr ? STREAMLIKE_CURRENT_STREAM_NAME_TAKEN
+                                                                  : STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER;
+  } catch (...) {
+    return STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER;
+  }
+}
+
+STREAMLIKE_API int streamlike_current_stream_get(int32_t device, void** stream) {
+  if (stream == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  try {
+    *stream = streamlike::current_stream(device).get();
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  } catch (...) {
+    return STREAMLIKE_CURRENT_STREAM_FAILED;
+  }
+}
+
+STREAMLIKE_API int streamlike_current_stream_set(int32_t device, void* stream, void** token) {
+  if (token == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  try {
+    const streamlike::stream_view view{static_cast<cudaStream_t>(stream)};
+    *token =
+        device < 0 ? new streamlike::scoped_current_stream(view) : new streamlike::scoped_current_stream(view, device);
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  } catch (...) {
+    return STREAMLIKE_CURRENT_STREAM_FAILED;
+  }
+}
+
+STREAMLIKE_API int streamlike_current_stream_restore(void* token) {
+  if (token == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  delete static_cast<streamlike::scoped_current_stream*>(token); // the scope's end (never throws)
+  return STREAMLIKE_CURRENT_STREAM_OK;
+}
+
+STREAMLIKE_API int streamlike_current_stream_unregister(const char* name) {
+  if (name == nullptr) return STREAMLIKE_CURRENT_STREAM_NOT_FOUND;
+  try {
+    return streamlike::unregister_current_stream_provider(name) ? STREAMLIKE_CURRENT_STREAM_REGISTERED
+                                                                : STREAMLIKE_CURRENT_STREAM_NOT_FOUND;
+  } catch (...) {
+    return STREAMLIKE_CURRENT_STREAM_NOT_FOUND;
+  }
+}
+
+static int check_enabled_for_c(void) { return streamlike::current_stream_check_enabled() ? 1 : 0; }
+
+STREAMLIKE_API const streamlike_current_stream_api* streamlike_current_stream_api_table(void) {
+  static constexpr streamlike_current_stream_api table = {
+      STREAMLIKE_CURRENT_STREAM_API_VERSION, sizeof(streamlike_current_stream_api),
+      &streamlike_current_stream_get,        &streamlike_current_stream_set,
+      &streamlike_current_stream_restore,    &streamlike_current_stream_register,
+      &streamlike_current_stream_unregister, &check_enabled_for_c};
+  return &table;
+}
+
+} // extern "C"

@@ -1,0 +1,170 @@
+// The registry of current-stream providers: the published list current_stream() reads, its first
+// entry (streamlike's own provider), and registration by hand (register_current_stream_provider,
+// unregister_current_stream_provider, current_stream_providers). Frameworks found on the loader
+// join it through src/current_stream_discovery.cpp.
+#include "current_stream_discovery.hpp"
+#include "current_stream_own.hpp"
+#include "current_stream_registry.hpp"
+
+#include <streamlike/current_stream.hpp>
+#include <streamlike/current_stream_providers.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace streamlike {
+
+namespace detail::current {
+
+constinit std::atomic<const provider_list*> published{nullptr};
+
+registry& the_registry() noexcept {
+  static registry* r = new registry; // never destroyed: providers may be asked during exit
+  return *r;
+}
+
+void publish(registry& r, std::vector<provider> entries) {
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const provider& a, const provider& b) { return a.table.priority < b.table.priority; });
+  auto* list = new provider_list{std::move(entries), {}, r.all_found.load(std::memory_order_relaxed), nullptr};
+  list->getters.reserve(list->entries.size());
+  for (provider& p : list->entries) {
+    p.table.name = p.name.c_str(); // after the move: stable now
+    list->getters.push_back(getter{p.direct.kind, p.table.get, p.table.context, p.direct.torch, p.direct.tvm_ffi});
+  }
+  list->replaced = r.list.load(std::memory_order_relaxed);
+  r.list.store(list, std::memory_order_release);
+}
+
+std::vector<provider> copy_of(const registry& r) {
+  const provider_list* list = r.list.load(std::memory_order_acquire);
+  return list != nullptr ? list->entries : std::vector<provider>{};
+}
+
+namespace {
+
+/// The first list: streamlike's own provider alone.
+const provider_list* initial_list(registry& r) {
+  const std::lock_guard<std::mutex> lock(r.write);
+  if (const provider_list* list = r.list.load(std::memory_order_acquire)) return list;
+  std::vector<provider> entries;
+  entries.push_back(provider{own_provider(), own_name, direct_get{direct_kind::own, nullptr, nullptr}});
+  publish(r, std::move(entries));
+  return r.list.load(std::memory_order_acquire);
+}
+
+[[gnu::noinline]] const provider_list& providers_looking(bool throttled) noexcept {
+  registry& r = the_registry();
+  const provider_list* list = r.list.load(std::memory_order_acquire);
+  if (list == nullptr) [[unlikely]] {
+    try {
+      list = initial_list(r);
+    } catch (...) {
+      static const provider_list empty{};
+      return empty;
+    }
+  }
+  if (!r.all_found.load(std::memory_order_relaxed)) {
+    look_for_frameworks(r, throttled);
+    list = r.list.load(std::memory_order_acquire);
+  }
+  return *list;
+}
+
+} // namespace
+
+const provider_list& providers(bool throttled) noexcept {
+  // The published list as current_stream() reads it (src/current_stream.cpp), else a look.
+  const provider_list* list = published.load(std::memory_order_acquire);
+  if (list != nullptr && (list->complete || loader_quiet())) [[likely]]
+    return *list;
+  return providers_looking(throttled);
+}
+
+} // namespace detail::current
+
+namespace current = detail::current;
+
+std::vector<current_stream_provider_info> current_stream_providers() {
+  std::vector<current_stream_provider_info> out;
+  for (const current::provider& p : current::providers().entries)
+    out.push_back(
+        current_stream_provider_info{p.name, p.table.priority, p.table.set != nullptr || p.table.enter != nullptr});
+  return out;
+}
+
+namespace {
+
+void check_provider(const streamlike_current_stream_provider& provider) {
+  constexpr std::uint32_t known = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+  if (provider.version == 0) {
+    throw std::invalid_argument("streamlike::register_current_stream_provider: provider version 0 is no version (an "
+                                "unfilled table?); expected 1 to " +
+                                std::to_string(known) + " (STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION)");
+  }
+  if (provider.version > known) {
+    throw std::invalid_argument("streamlike::register_current_stream_provider: unknown provider version " +
+                                std::to_string(provider.version) + "; this streamlike knows versions 1 to " +
+                                std::to_string(known));
+  }
+  // Version 1's table is the whole struct this streamlike knows (later versions add at the end).
+  if (provider.struct_size < sizeof(streamlike_current_stream_provider)) {
+    throw std::invalid_argument("streamlike::register_current_stream_provider: struct_size " +
+                                std::to_string(provider.struct_size) + " is smaller than version " +
+                                std::to_string(provider.version) + "'s table (" +
+                                std::to_string(sizeof(streamlike_current_stream_provider)) +
+                                " bytes): set struct_size = sizeof(streamlike_current_stream_provider)");
+  }
+  if (provider.name == nullptr || provider.name[0] == '\0')
+    throw std::invalid_argument("streamlike::register_current_stream_provider: the provider has no name");
+  if ((provider.enter == nullptr) != (provider.leave == nullptr)) {
+    throw std::invalid_argument(std::string("streamlike::register_current_stream_provider: the provider '") +
+                                provider.name + "' has only one of enter and leave (give both or neither)");
+  }
+  if (provider.get == nullptr) {
+    throw std::invalid_argument(std::string("streamlike::register_current_stream_provider: the provider '") +
+                                provider.name + "' has no get function (set may be null, get may not)");
+  }
+}
+
+} // namespace
+
+void register_current_stream_provider(const streamlike_current_stream_provider& provider) {
+  check_provider(provider);
+  current::registry& r = current::the_registry();
+  (void)current::providers(); // the first list exists
+  const std::lock_guard<std::mutex> lock(r.write);
+  std::vector<current::provider> entries = current::copy_of(r);
+  const std::string name = provider.name;
+  if (std::any_of(entries.begin(), entries.end(), [&](const current::provider& p) { return p.name == name; })) {
+    throw std::invalid_argument("streamlike::register_current_stream_provider: a provider named '" + name +
+                                "' is already registered (unregister it first)");
+  }
+  entries.push_back(current::provider{provider, name, {}});
+  current::publish(r, std::move(entries));
+}
+
+bool unregister_current_stream_provider(std::string_view name) {
+  if (name == current::own_name) {
+    throw std::invalid_argument("streamlike::unregister_current_stream_provider: streamlike's own provider "
+                                "('streamlike') cannot be removed");
+  }
+  current::registry& r = current::the_registry();
+  (void)current::providers();
+  const std::lock_guard<std::mutex> lock(r.write);
+  std::vector<current::provider> entries = current::copy_of(r);
+  const auto found =
+      std::find_if(entries.begin(), entries.end(), [&](const current::provider& p) { return p.name == name; });
+  if (found == entries.end()) return false;
+  entries.erase(found);
+  current::publish(r, std::move(entries));
+  return true;
+}
+
+} // namespace streamlike
