@@ -7,10 +7,10 @@ real ones are), with a Python `torch` module over the fake shim; CuPy is a Pytho
 whose current stream is a per-thread, per-device object, as CuPy keeps it. The C++ scope is the
 python suite's bridge module (streamlike_current_nb_test), linked to the package.
 
-    STREAMLIKE_FAKE_CUDA_DEVICES=2 LD_PRELOAD=$B/test/gpu/fake_driver/libstreamlike_fake_cuda.so \\
-    STREAMLIKE_FAKE_CUDA_LIBRARY=$B/test/gpu/fake_driver/libstreamlike_fake_cuda.so \\
+    STREAMLIKE_FAKE_CUDA_DEVICES=2 LD_PRELOAD=$B/test/fake_cuda/libstreamlike_fake_cuda.so \\
+    STREAMLIKE_FAKE_CUDA_LIBRARY=$B/test/fake_cuda/libstreamlike_fake_cuda.so \\
     STREAMLIKE_FAKE_FRAMEWORKS_DIR=$B/test/fake_frameworks STREAMLIKE_PACKAGE_SITE=$B/test/package/fake_cuda \\
-    STREAMLIKE_BRIDGE_MODULES_DIR=$B/test/python python3 -m pytest test/package/test_current_stream_matrix.py
+    STREAMLIKE_BRIDGE_MODULES_DIR=$B/test/bridge python3 -m pytest test/package/test_current_stream_matrix.py
 """
 
 import contextlib
