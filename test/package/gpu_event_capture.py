@@ -19,14 +19,13 @@ What it checks (docs/cuda-graphs.md, "Events under capture"):
 Each test skips without a GPU or without its framework. The package is installed by conftest.py.
 """
 
-import gc
 import threading
 
 import pytest
+from capture_support import MODES, cupy_mode, no_collection
 from gpu_presence import skip_module_without_gpu
 
 REPLAYS = 10
-MODES = ["global", "thread_local", "relaxed"]
 
 
 skip_module_without_gpu()
@@ -34,13 +33,8 @@ skip_module_without_gpu()
 
 @pytest.fixture(autouse=True)
 def no_collection_inside_captures():
-    # A collection during a capture may free CUDA objects of earlier tests (pinned gate memory,
-    # CuPy's events and streams); in global and thread_local mode such a call invalidates the
-    # capture under test (seen once on the H200). Collect before each test, and not during it.
-    gc.collect()
-    gc.disable()
-    yield
-    gc.enable()
+    with no_collection():
+        yield
 
 
 IN_CAPTURE = r"last recorded in a CUDA graph capture"
@@ -126,15 +120,6 @@ def test_torch_wait_on_event_before_capture_refused_fork_join_work(sl, torch, mo
 
 
 # --- CuPy's begin_capture / end_capture -------------------------------------------------------------
-
-
-def cupy_mode(cupy, mode):
-    names = {
-        "global": "streamCaptureModeGlobal",
-        "thread_local": "streamCaptureModeThreadLocal",
-        "relaxed": "streamCaptureModeRelaxed",
-    }
-    return getattr(cupy.cuda.runtime, names[mode])
 
 
 @pytest.mark.parametrize("mode", MODES)

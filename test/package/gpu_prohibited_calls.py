@@ -15,26 +15,20 @@ streamlike.capture, allowed in its relaxed mode (CUDA allows the calls there).
 Each test skips without a GPU or without its framework. The package is installed by conftest.py.
 """
 
-import gc
-
 import pytest
+from capture_support import MODES, cupy_mode, no_collection
 from gpu_presence import skip_module_without_gpu
 
 REPLAYS = 10
 N = 16
-MODES = ["global", "thread_local", "relaxed"]
 
 skip_module_without_gpu()
 
 
 @pytest.fixture(autouse=True)
 def no_collection_inside_captures():
-    # A collection during a capture may free CUDA objects of earlier tests, and such a call
-    # invalidates a global capture: collect before each test, not during it.
-    gc.collect()
-    gc.disable()
-    yield
-    gc.enable()
+    with no_collection():
+        yield
 
 
 class Outside:
@@ -96,15 +90,6 @@ def test_under_torch_graph(sl, torch, mode, call):
         g.replay()
     torch.cuda.synchronize()
     assert bool((x == 3 * REPLAYS).all())
-
-
-def cupy_mode(cupy, mode):
-    names = {
-        "global": "streamCaptureModeGlobal",
-        "thread_local": "streamCaptureModeThreadLocal",
-        "relaxed": "streamCaptureModeRelaxed",
-    }
-    return getattr(cupy.cuda.runtime, names[mode])
 
 
 @pytest.mark.parametrize("call", CALLS, ids=CALL_IDS)
