@@ -39,11 +39,14 @@ namespace {
 // deadlock a thread that waits for this one while holding it). Registered by this module once
 // `cupy` is in sys.modules.
 //
-// A scope enters and leaves by token: enter reads CuPy's current stream object, keeps it in the
-// token and makes the scope's stream current (Stream.null for the legacy default stream, the
-// per-thread default stream's object for 0x2, else an ExternalStream of the handle); leave makes
-// the very object current again and drops the token. Nothing is cached and nothing outlives the
-// scope: CuPy holds the scope's stream object while it is current, the token the one it replaced.
+// A scope enters and leaves by token, as CuPy's own `with stream:` does: enter reads CuPy's current
+// stream object and enters the scope's stream object (Stream.null for the legacy default stream,
+// the per-thread default stream's object for 0x2, else an ExternalStream of the handle), which
+// pushes it on CuPy's per-thread, per-device stack of `with` blocks; the token keeps both objects.
+// Leave exits the scope's object (popping the stack) and makes the very object that was current
+// before current again (use()). Entering as `with` does, not by use(), is what lets an inner CuPy
+// block end well: CuPy's block exit makes the top of its stack current, which use() never changes.
+// Nothing is cached and nothing outlives the scope.
 
 struct cupy_functions {
   PyObject* get_current_stream = nullptr; // cupy.cuda.get_current_stream
@@ -93,9 +96,11 @@ int cupy_get(void*, int32_t device, void** stream) {
   return STREAMLIKE_CURRENT_STREAM_OK;
 }
 
-/// `target.use()` with `device` current, as CuPy requires (the library's device_guard); where CUDA
-/// is absent the device cannot be made current and CuPy has no device either: used as is.
-bool cupy_use(PyObject* target, int32_t device) noexcept {
+/// `call()` (a new reference, or nullptr with an error set) with `device` current, as CuPy requires
+/// of use() and `with` (the library's device_guard); where CUDA is absent the device cannot be made
+/// current and CuPy has no device either: called as is. False with an error set.
+template <class Call>
+bool call_on_device(int32_t device, Call&& call) noexcept {
   std::optional<streamlike::device_guard> on_device;
   try {
     on_device.emplace(static_cast<int>(device));
@@ -105,8 +110,7 @@ bool cupy_use(PyObject* target, int32_t device) noexcept {
   } catch (...) {
     return false;
   }
-  sd::scoped_ref done = sd::scoped_ref::steal(PyObject_CallMethod(target, "use", nullptr));
-  return static_cast<bool>(done);
+  return static_cast<bool>(sd::scoped_ref::steal(call()));
 }
 
 /// CuPy's object for `stream` on `device` (a new reference): its own default streams' objects for
@@ -128,82 +132,32 @@ PyObject* cupy_object_for(int32_t device, void* stream) noexcept {
 int cupy_enter(void*, int32_t device, void* stream, void** token) {
   if (!streamlike::python::detail::thread_can_call_python()) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
   const python_error_guard keep;
-  PyObject* previous = cupy_current(device); // the very object, put back by leave
-  if (previous == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  sd::scoped_ref previous = sd::scoped_ref::steal(cupy_current(device)); // the very object, put back by leave
+  if (!previous) return STREAMLIKE_CURRENT_STREAM_FAILED;
   sd::scoped_ref target = sd::scoped_ref::steal(cupy_object_for(device, stream));
-  if (!target || !cupy_use(target.get(), device)) {
-    Py_DECREF(previous);
+  if (!target) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  PyObject* entered = PyTuple_Pack(2, previous.get(), target.get());
+  if (entered == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  if (!call_on_device(device, [&] { return PyObject_CallMethod(target.get(), "__enter__", nullptr); })) {
+    Py_DECREF(entered);
     return STREAMLIKE_CURRENT_STREAM_FAILED;
   }
-  *token = previous; // its reference is the token's, dropped by leave
+  *token = entered; // (previous, target): the token's reference, dropped by leave
   return STREAMLIKE_CURRENT_STREAM_OK;
 }
 
 int cupy_leave(void*, int32_t device, void* token) {
   // Left on the thread that entered, which could call Python then; a thread that cannot now
-  // (its thread state detached meanwhile) keeps the token: the object is leaked, never used unsafely.
+  // (its thread state detached meanwhile) keeps the token: the objects are leaked, never used unsafely.
   if (!streamlike::python::detail::thread_can_call_python()) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE;
   const python_error_guard keep;
-  sd::scoped_ref previous = sd::scoped_ref::steal(static_cast<PyObject*>(token));
-  return cupy_use(previous.get(), device) ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
-}
-
-/// Registers CuPy's provider once `cupy` has been imported (never imports it). The calling thread
-/// can call Python. Registration runs once per process (std::call_once: safe in the free-threaded
-/// build too); the module dictionary is read with a strong reference.
-void register_cupy_if_loaded() noexcept {
-  static std::atomic<bool> done{false};
-  if (done.load(std::memory_order_acquire)) return;
-  static std::atomic<PyObject*> name_slot{nullptr};
-  PyObject* name = sd::interned(name_slot, "cupy");
-  if (name == nullptr) {
-    PyErr_Clear();
-    return;
-  }
-  const int loaded = PyDict_Contains(PyImport_GetModuleDict(), name);
-  if (loaded != 1) {
-    PyErr_Clear();
-    return;
-  }
-  try {
-    std::call_once(cupy_once, [] {
-      const python_error_guard keep;
-      sd::scoped_ref cuda = sd::scoped_ref::steal(PyImport_ImportModule("cupy.cuda"));
-      if (!cuda) return;
-      cupy_functions found;
-      found.get_current_stream = PyObject_GetAttrString(cuda.get(), "get_current_stream");
-      found.external_stream = PyObject_GetAttrString(cuda.get(), "ExternalStream");
-      if (sd::scoped_ref stream_type = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "Stream"))) {
-        found.null_stream = PyObject_GetAttrString(stream_type.get(), "null");
-        if (PyObject_HasAttrString(stream_type.get(), "ptds") == 1)
-          found.per_thread_stream = PyObject_GetAttrString(stream_type.get(), "ptds");
-      }
-      if (found.get_current_stream == nullptr || found.external_stream == nullptr || found.null_stream == nullptr) {
-        Py_XDECREF(found.get_current_stream);
-        Py_XDECREF(found.external_stream);
-        Py_XDECREF(found.null_stream);
-        Py_XDECREF(found.per_thread_stream);
-        return; // not the CuPy this provider knows: no provider
-      }
-      cupy = found;
-      streamlike_current_stream_provider table{};
-      table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-      table.struct_size = sizeof table;
-      table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_CUPY;
-      table.name = "cupy";
-      table.get = &cupy_get;
-      table.enter = &cupy_enter;
-      table.leave = &cupy_leave;
-      try {
-        streamlike::register_current_stream_provider(table);
-      } catch (...) {
-        // registered already (by the application under that name): leave it
-      }
-    });
-  } catch (...) {
-    return; // std::call_once could not run (a system error): try again next time
-  }
-  done.store(true, std::memory_order_release);
+  sd::scoped_ref entered = sd::scoped_ref::steal(static_cast<PyObject*>(token));
+  PyObject* previous = PyTuple_GET_ITEM(entered.get(), 0);
+  PyObject* target = PyTuple_GET_ITEM(entered.get(), 1);
+  const bool left =
+      call_on_device(device, [&] { return PyObject_CallMethod(target, "__exit__", "OOO", Py_None, Py_None, Py_None); });
+  const bool restored = call_on_device(device, [&] { return PyObject_CallMethod(previous, "use", nullptr); });
+  return left && restored ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
 }
 
 // --- Arguments and results ---------------------------------------------------------------------
@@ -237,7 +191,7 @@ PyObject* py_current_stream(PyObject*, PyObject* const* args, Py_ssize_t nargsf,
   }
   int device = 0;
   if (!read_device_or_current("current_stream", device_arg, device)) return nullptr;
-  register_cupy_if_loaded();
+  streamlike_package::register_cupy_if_loaded();
   std::optional<stream_view> current;
   try {
     current = streamlike::current_stream(device);
@@ -289,7 +243,7 @@ public:
   use_scope& enter() {
     if (scope_)
       throw std::runtime_error("streamlike.use: this block is already entered; make a new use(...) per with-statement");
-    register_cupy_if_loaded();
+    streamlike_package::register_cupy_if_loaded();
     scope_ = device_ ? std::make_unique<streamlike::scoped_current_stream>(view_, *device_)
                      : std::make_unique<streamlike::scoped_current_stream>(view_);
     thread_ = std::this_thread::get_id();
@@ -367,6 +321,61 @@ PyType_Slot use_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&use_travers
 
 namespace streamlike_package {
 
+void register_cupy_if_loaded() noexcept {
+  static std::atomic<bool> done{false};
+  if (done.load(std::memory_order_acquire)) return;
+  static std::atomic<PyObject*> name_slot{nullptr};
+  PyObject* name = sd::interned(name_slot, "cupy");
+  if (name == nullptr) {
+    PyErr_Clear();
+    return;
+  }
+  const int loaded = PyDict_Contains(PyImport_GetModuleDict(), name);
+  if (loaded != 1) {
+    PyErr_Clear();
+    return;
+  }
+  try {
+    std::call_once(cupy_once, [] {
+      const python_error_guard keep;
+      sd::scoped_ref cuda = sd::scoped_ref::steal(PyImport_ImportModule("cupy.cuda"));
+      if (!cuda) return;
+      cupy_functions found;
+      found.get_current_stream = PyObject_GetAttrString(cuda.get(), "get_current_stream");
+      found.external_stream = PyObject_GetAttrString(cuda.get(), "ExternalStream");
+      if (sd::scoped_ref stream_type = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "Stream"))) {
+        found.null_stream = PyObject_GetAttrString(stream_type.get(), "null");
+        if (PyObject_HasAttrString(stream_type.get(), "ptds") == 1)
+          found.per_thread_stream = PyObject_GetAttrString(stream_type.get(), "ptds");
+      }
+      if (found.get_current_stream == nullptr || found.external_stream == nullptr || found.null_stream == nullptr) {
+        Py_XDECREF(found.get_current_stream);
+        Py_XDECREF(found.external_stream);
+        Py_XDECREF(found.null_stream);
+        Py_XDECREF(found.per_thread_stream);
+        return; // not the CuPy this provider knows: no provider
+      }
+      cupy = found;
+      streamlike_current_stream_provider table{};
+      table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
+      table.struct_size = sizeof table;
+      table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_CUPY;
+      table.name = "cupy";
+      table.get = &cupy_get;
+      table.enter = &cupy_enter;
+      table.leave = &cupy_leave;
+      try {
+        streamlike::register_current_stream_provider(table);
+      } catch (...) {
+        // registered already (by the application under that name): leave it
+      }
+    });
+  } catch (...) {
+    return; // std::call_once could not run (a system error): try again next time
+  }
+  done.store(true, std::memory_order_release);
+}
+
 void bind_current_stream(nb::module_& m) {
   static PyMethodDef current_stream_def = {
       "current_stream", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_current_stream)),
@@ -393,7 +402,7 @@ void bind_current_stream(nb::module_& m) {
   m.def(
       "current_stream_providers",
       []() {
-        register_cupy_if_loaded();
+        streamlike_package::register_cupy_if_loaded();
         nb::list names;
         for (const auto& p : streamlike::current_stream_providers()) names.append(nb::str(p.name.c_str()));
         return names;
@@ -404,7 +413,7 @@ void bind_current_stream(nb::module_& m) {
       [](nb::handle device_arg) {
         int device = 0;
         if (!read_device_or_current("current_stream_conflicts", device_arg.ptr(), device)) throw nb::python_error();
-        register_cupy_if_loaded();
+        streamlike_package::register_cupy_if_loaded();
         nb::list out;
         for (const auto& answer : streamlike::current_stream_conflicts(device)) {
           PyObject* view = streamlike_package::new_view(answer.stream, nullptr, "current");

@@ -15,6 +15,12 @@ nb::object event_repr(const event& e) {
   return nb::steal(PyUnicode_FromFormat("<streamlike.Event handle=%p>", static_cast<void*>(e.get())));
 }
 
+// streamlike::elapsed_ms, its capture check seeing CuPy's current stream too.
+float checked_elapsed_ms(const event& start, const event& end) {
+  register_cupy_if_loaded();
+  return streamlike::elapsed_ms(start, end);
+}
+
 } // namespace
 
 bool is_event(PyObject* obj) noexcept { return nb::isinstance<event>(nb::handle(obj)); }
@@ -55,6 +61,7 @@ void bind_event(nb::module_& m) {
       .def(
           "sync",
           [](const event& e) {
+            register_cupy_if_loaded();
             switch (finished_within_poll([&] { return e.is_done(); })) {
               case poll_result::finished: return;
               case poll_result::threw:
@@ -66,16 +73,20 @@ void bind_event(nb::module_& m) {
             e.sync();
           },
           "Blocks until the recorded work has completed (the GIL is released while it waits).")
-      .def("is_done", &event::is_done, "True once the recorded work has completed.")
       .def(
-          "elapsed_ms", [](const event& start, const event& end) { return streamlike::elapsed_ms(start, end); },
-          nb::arg("end"), "Milliseconds from this event to `end`; both recorded with timing and completed.")
+          "is_done",
+          [](const event& e) {
+            register_cupy_if_loaded();
+            return e.is_done();
+          },
+          "True once the recorded work has completed.")
+      .def("elapsed_ms", &checked_elapsed_ms, nb::arg("end"),
+           "Milliseconds from this event to `end`; both recorded with timing and completed.")
       .def("__repr__", &event_repr)
       .def("__reduce__", [](const event&) { refuse_pickle_of("streamlike.Event"); });
   m.attr("Event").attr("__module__") = "streamlike";
-  m.def(
-      "elapsed_ms", [](const event& start, const event& end) { return streamlike::elapsed_ms(start, end); },
-      nb::arg("start"), nb::arg("end"), "Milliseconds between two timed events (streamlike::elapsed_ms).");
+  m.def("elapsed_ms", &checked_elapsed_ms, nb::arg("start"), nb::arg("end"),
+        "Milliseconds between two timed events (streamlike::elapsed_ms).");
 }
 
 } // namespace streamlike_package

@@ -225,6 +225,13 @@ extern PyGetSetDef common_getset[];
 /// streamlike.CaptureInfo for `state` (capture.cpp).
 [[nodiscard]] PyObject* capture_info_object(const streamlike::capture_state& state) noexcept;
 
+/// Registers CuPy's current-stream provider once `cupy` has been imported (never imports it); after
+/// that, one atomic load. The calling thread can call Python. Called before every call that reads
+/// the current stream, the capture checks of sync, is_done and elapsed_ms included: CuPy's capture
+/// (`with s: s.begin_capture()`) is seen only through CuPy's current stream. Registration runs once
+/// per process (std::call_once: safe in the free-threaded build too) (current_stream.cpp).
+void register_cupy_if_loaded() noexcept;
+
 /// The module's parts, one per file, in the order the module file calls them.
 void bind_view(nb::module_& m);
 void bind_stream(nb::module_& m);

@@ -163,6 +163,7 @@ PyObject* get_capture_info(PyObject* self, void*) {
 PyObject* method_sync(PyObject* self, PyObject*) {
   // The GIL is released while the thread waits for the GPU, and only then (finished_within_poll);
   // `self` (and so its owner) stays alive: the caller holds it.
+  register_cupy_if_loaded();
   const shared_stream* owner = owner_of(self);
   const stream_view view = view_of(self);
   const auto sync = [&] {
@@ -185,6 +186,7 @@ PyObject* method_sync(PyObject* self, PyObject*) {
 }
 
 PyObject* method_is_done(PyObject* self, PyObject*) {
+  register_cupy_if_loaded();
   return guarded([&] {
     const shared_stream* owner = owner_of(self);
     return py_bool(owner != nullptr ? owner->is_done() : view_of(self).is_done());

@@ -6,6 +6,7 @@ raising, on other threads and devices is the conformance matrix's (current_strea
 import pickle
 import threading
 
+import fake_cupy as fake_cupy_module
 import pytest
 
 
@@ -267,49 +268,20 @@ def test_a_stream_is_set_and_restored_in_the_package_from_c(sl, current_module):
 # of the process (the stand-in then stays in sys.modules).
 
 
-class _FakeCupyStream:
-    """cupy.cuda.Stream as the provider uses it: `ptr`, `device_id`, `use()` making it current
-    on this thread for its device."""
-
-    def __init__(self, ptr, device_id=0):
-        self.ptr = ptr
-        self.device_id = device_id
-
-    def use(self):
-        _fake_cupy_current.__dict__[self.device_id] = self
-        return self
-
-
-class _FakeExternalStream(_FakeCupyStream):
-    pass
-
-
-_fake_cupy_current = threading.local()
-
-
-def _fake_get_current_stream(device_id=None):
-    return _fake_cupy_current.__dict__.get(device_id or 0, _FakeCupyStream.null)
-
-
-_FakeCupyStream.null = _FakeCupyStream(0)
+_fake_cupy = fake_cupy_module.make(lambda: 0)  # without CUDA: device 0 is current
+_FakeCupyStream = _fake_cupy.cuda.Stream
+_FakeExternalStream = _fake_cupy.cuda.ExternalStream
 
 
 @pytest.fixture
 def fake_cupy(sl):
     import sys
-    import types
 
-    cuda = sys.modules.get("cupy.cuda")
-    if cuda is None:
-        cuda = types.ModuleType("cupy.cuda")
-        cuda.Stream = _FakeCupyStream
-        cuda.ExternalStream = _FakeExternalStream
-        cuda.get_current_stream = _fake_get_current_stream
-        cupy = types.ModuleType("cupy")
-        cupy.cuda = cuda
-        sys.modules["cupy"] = cupy
-        sys.modules["cupy.cuda"] = cuda
-    assert cuda.get_current_stream is _fake_get_current_stream, "the real CuPy is loaded"
+    if "cupy" not in sys.modules:
+        sys.modules["cupy"] = _fake_cupy
+        sys.modules["cupy.cuda"] = _fake_cupy.cuda
+    cuda = sys.modules["cupy.cuda"]
+    assert cuda is _fake_cupy.cuda, "the real CuPy is loaded"
     assert "cupy" in sl.current_stream_providers()
     return cuda
 
@@ -350,14 +322,20 @@ def test_cupy_is_handed_its_null_stream_for_the_legacy_default_stream(sl, fake_c
 
 
 @pytest.mark.usefixtures("without_cuda")
-def test_cupy_block_inside_use_wins_whatever_it_names(sl, fake_cupy):
+def test_cupy_block_inside_use_wins_whatever_it_names_and_ends_back_on_the_scopes_stream(sl, fake_cupy):
+    before = fake_cupy.get_current_stream(0)
     with sl.use(FakeStream(0xE300), device=0):
         assert handle(sl.current_stream(0)) == 0xE300
         outer = fake_cupy.get_current_stream(0)
-        _FakeCupyStream.null.use()  # with cupy.cuda.Stream.null: inside the block
-        assert handle(sl.current_stream(0)) in (0, 1)
-        outer.use()
+        with _FakeCupyStream.null:
+            assert handle(sl.current_stream(0)) in (0, 1)
+        # CuPy's block exit makes the top of its block stack current: the scope's stream
+        assert fake_cupy.get_current_stream(0) is outer
         assert handle(sl.current_stream(0)) == 0xE300
+        with _FakeCupyStream(0xE310):
+            assert handle(sl.current_stream(0)) == 0xE310
+        assert handle(sl.current_stream(0)) == 0xE300
+    assert fake_cupy.get_current_stream(0) is before
 
 
 @pytest.mark.usefixtures("without_cuda")

@@ -22,6 +22,7 @@ import threading
 import types
 
 import current_stream_matrix as matrix
+import fake_cupy
 import pytest
 
 _cuda_path = os.environ.get("STREAMLIKE_FAKE_CUDA_LIBRARY")
@@ -104,42 +105,11 @@ _torch_module.cuda = types.SimpleNamespace(
 )
 
 
-# --- CuPy: a Python module, a current stream object per thread and device ------------------------
-_cupy_current = threading.local()
-
-
-class _CupyStream:
-    def __init__(self, ptr, device_id=-1):
-        self.ptr = ptr
-        self.device_id = device_id
-
-    def __cuda_stream__(self):
-        return (0, self.ptr)
-
-    def use(self):
-        # As CuPy: current on the current device (streamlike makes the device current around it).
-        _cupy_current.__dict__[_current_device()] = self
-        return self
-
-
-class _CupyExternalStream(_CupyStream):
-    pass
-
-
-_CupyStream.null = _CupyStream(0)
-_CupyStream.ptds = _CupyStream(2)
-
-
-def _cupy_get_current_stream(device_id=None):
-    return _cupy_current.__dict__.get(_current_device() if device_id is None else device_id, _CupyStream.null)
-
-
-_cupy_cuda = types.ModuleType("cupy.cuda")
-_cupy_cuda.Stream = _CupyStream
-_cupy_cuda.ExternalStream = _CupyExternalStream
-_cupy_cuda.get_current_stream = _cupy_get_current_stream
-_cupy_module = types.ModuleType("cupy")
-_cupy_module.cuda = _cupy_cuda
+# --- CuPy: a Python module, a current stream object and a stack of blocks per thread and device ---
+_cupy_module = fake_cupy.make(_current_device)
+_cupy_cuda = _cupy_module.cuda
+_CupyStream = _cupy_cuda.Stream
+_cupy_get_current_stream = _cupy_cuda.get_current_stream
 
 
 class _Protocol:
@@ -211,15 +181,13 @@ class FakeFrameworks(matrix.Frameworks):
             elif handle == 2:
                 stream = _CupyStream.ptds
             else:
-                stream = _CupyExternalStream(handle, device)
+                stream = _cupy_cuda.ExternalStream(handle, device)
             with _on_device(device):
-                before = _cupy_get_current_stream()
-                stream.use()
+                stream.__enter__()
             try:
                 yield
             finally:
-                with _on_device(device):
-                    before.use()
+                stream.__exit__(None, None, None)
 
     def current_device(self):
         return _current_device()

@@ -154,3 +154,63 @@ def test_eight_threads_all_progress_and_the_counts_return(sl):
     # threads_stress.py, as gpu_threads_package.py runs it on a GPU, against the fake.
     threads_stress.check(threads_stress.run(sl))
     assert invalidations() == []
+
+
+# A fresh process: CuPy's provider is registered once per process, by the first package call that
+# reads the current stream; here that call is the refused one itself.
+_CUPY_CAPTURE_FIRST_CALL = r"""
+import ctypes, sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+import fake_cupy
+import streamlike as sl
+
+fake = ctypes.CDLL(sys.argv[3])
+cupy = fake_cupy.make(lambda: 0)
+sys.modules["cupy"], sys.modules["cupy.cuda"] = cupy, cupy.cuda
+
+
+def main():  # locals, gone before the interpreter ends
+    capturing, idle = sl.Stream.create(), sl.Stream.create()
+    before = idle.record(timing=True)
+    with cupy.cuda.ExternalStream(capturing.handle, 0):  # with s: s.begin_capture(), as CuPy's users do
+        assert fake.cudaStreamBeginCapture(ctypes.c_void_p(capturing.handle), 0) == 0  # global
+        try:
+            {call}
+        except RuntimeError as e:
+            print("refused:", e)
+        finally:
+            graph = ctypes.c_void_p()
+            assert fake.cudaStreamEndCapture(ctypes.c_void_p(capturing.handle), ctypes.byref(graph)) == 0
+
+
+main()
+print("invalidations:", fake.fake_cuda_invalidations())
+"""
+
+
+@pytest.mark.parametrize(
+    "call, operation",
+    [
+        ("before.sync()", "event::sync"),
+        ("before.is_done()", "event::is_done"),
+        ("idle.sync()", "shared_stream::sync"),
+        ("idle.is_done()", "shared_stream::is_done"),
+        ("sl.StreamView(idle).sync()", "stream_view::sync"),
+        ("sl.elapsed_ms(before, before)", "streamlike::elapsed_ms"),
+    ],
+)
+def test_a_cupy_capture_is_seen_by_the_first_call_made_in_it(installed, call, operation):
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    result = subprocess.run(
+        [sys.executable, "-c", _CUPY_CAPTURE_FIRST_CALL.replace("{call}", call), installed.site, here, _path],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"refused: streamlike: {operation}" in result.stdout, result.stdout
+    assert "current stream is capturing a CUDA graph" in result.stdout, result.stdout
+    assert "invalidations: 0" in result.stdout, result.stdout
