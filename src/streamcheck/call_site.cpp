@@ -13,12 +13,18 @@
 namespace streamlike::check {
 namespace {
 
-constexpr int max_addresses = 32;
+constexpr int max_addresses = 64; // the checker, CUPTI and the driver take a good part of them
 constexpr std::size_t max_frames = 8;
 
-// The Python C API functions a location needs (all in the limited API since 3.10, but PyEval_GetFrame).
+// The Python C API functions a location needs (all in the limited API since 3.10, but
+// PyEval_GetFrame and the finalization query).
 struct python_api {
+  int (*initialized)() = nullptr;                  // Py_IsInitialized
+  int (*finalizing)() = nullptr;                   // Py_IsFinalizing (3.13), _Py_IsFinalizing before
   int (*gil_check)() = nullptr;                    // PyGILState_Check
+  void* (*this_thread_state)() = nullptr;          // PyGILState_GetThisThreadState: borrowed
+  int (*gil_ensure)() = nullptr;                   // PyGILState_Ensure (a PyGILState_STATE)
+  void (*gil_release)(int) = nullptr;              // PyGILState_Release
   void* (*current_frame)() = nullptr;              // PyEval_GetFrame: borrowed
   void* (*frame_back)(void*) = nullptr;            // PyFrame_GetBack: new reference
   void* (*frame_code)(void*) = nullptr;            // PyFrame_GetCode: new reference
@@ -54,13 +60,12 @@ bool is_own_library(const Dl_info& info) {
 bool is_cuda_library(const char* path) {
   const char* slash = std::strrchr(path, '/');
   const char* name = slash != nullptr ? slash + 1 : path;
-  return std::strncmp(name, "libcupti", 8) == 0 || std::strncmp(name, "libcuda.", 8) == 0;
+  return std::strncmp(name, "libcupti", 8) == 0 || std::strncmp(name, "libcuda.", 8) == 0 ||
+         std::strncmp(name, "libcudart.", 10) == 0;
 }
 
-} // namespace
-
-std::string python_location() {
-  if (!python_ready.load(std::memory_order_acquire) || python.gil_check() == 0) return {};
+// The innermost frame outside the libraries, of the calling thread, which holds the GIL.
+std::string location_holding_gil() {
   void* frame = python.current_frame();
   if (frame == nullptr) return {};
   std::string innermost;
@@ -86,6 +91,23 @@ std::string python_location() {
   }
   if (owned != nullptr) python.decref(owned);
   return chosen.empty() ? innermost : chosen;
+}
+
+} // namespace
+
+std::string python_location() {
+  if (!python_ready.load(std::memory_order_acquire) || python.initialized() == 0) return {};
+  if (python.gil_check() != 0) return location_holding_gil();
+  // Frameworks release the GIL around their CUDA calls (CuPy's launches and allocations, torch's
+  // synchronizations): the thread's Python frames are still there, frozen while the call runs.
+  // Take the GIL back for the look, as a `with gil:` block inside their `nogil` one would. A thread
+  // Python never ran on has no frames (and gets no thread state made for it); during
+  // finalization, taking the GIL could stop this thread for good, so no look then.
+  if (python.this_thread_state() == nullptr || python.finalizing() != 0) return {};
+  const int state = python.gil_ensure();
+  std::string location = location_holding_gil();
+  python.gil_release(state);
+  return location;
 }
 
 void take_call_site(void*, call_site& site) {
@@ -130,7 +152,11 @@ void symbolize(void*, call_site& site) {
 bool use_python_frames() noexcept {
   if (python_ready.load(std::memory_order_acquire)) return true;
   python_api api;
-  const bool found = find(api.gil_check, "PyGILState_Check") && find(api.current_frame, "PyEval_GetFrame") &&
+  if (!find(api.finalizing, "Py_IsFinalizing")) (void)find(api.finalizing, "_Py_IsFinalizing");
+  const bool found = api.finalizing != nullptr && find(api.initialized, "Py_IsInitialized") &&
+                     find(api.gil_check, "PyGILState_Check") && find(api.this_thread_state, "PyGILState_GetThisThreadState") &&
+                     find(api.gil_ensure, "PyGILState_Ensure") && find(api.gil_release, "PyGILState_Release") &&
+                     find(api.current_frame, "PyEval_GetFrame") &&
                      find(api.frame_back, "PyFrame_GetBack") && find(api.frame_code, "PyFrame_GetCode") &&
                      find(api.frame_line, "PyFrame_GetLineNumber") && find(api.get_attr, "PyObject_GetAttrString") &&
                      find(api.utf8, "PyUnicode_AsUTF8") && find(api.decref, "Py_DecRef") &&

@@ -270,8 +270,8 @@ extern "C" __attribute__((visibility("default"))) int streamlike_check_use_pytho
 }
 
 /// The calling thread's Python location as a report would name it, into `buffer` (NUL-terminated,
-/// truncated to `size`); returns its length, 0 when there is none (no GIL held, no Python frames
-/// asked for). For streamlike.check's tests.
+/// truncated to `size`); returns its length, 0 when there is none (a thread Python never ran on,
+/// no Python frames asked for). For streamlike.check's tests.
 extern "C" __attribute__((visibility("default"))) int streamlike_check_python_location(char* buffer, size_t size) {
   const std::string location = streamlike::check::python_location();
   if (buffer != nullptr && size > 0) {

@@ -142,8 +142,9 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(r.returncode == 0 and r.stderr == "", "LD_PRELOAD without STREAMLIKE_CHECK: silent", r)
 
 # The Python file:line a report names, asked of the library as a report would ask it: the caller's
-# line, skipping a frame in site-packages; nothing without the GIL (ctypes.CDLL releases it) or
-# before streamlike_check_use_python_frames.
+# line, skipping a frame in site-packages, whether the caller holds the GIL (ctypes.PyDLL) or
+# released it around the call (ctypes.CDLL), as CuPy's launches and torch's synchronizations do,
+# on the main thread or another; nothing before streamlike_check_use_python_frames.
 with tempfile.TemporaryDirectory() as tmp:
     site = os.path.join(tmp, "env", "lib", "site-packages")
     os.makedirs(site)
@@ -171,7 +172,16 @@ with tempfile.TemporaryDirectory() as tmp:
             "print('enabled', with_gil.streamlike_check_use_python_frames())\n"
             "print('direct', ask(with_gil))\n"
             "print('through', framework.launch(with_gil))\n"
-            "print('nogil', repr(ask(without_gil)))\n"
+            "print('nogil', ask(without_gil))\n"
+            "print('nogil-through', framework.launch(without_gil))\n"
+            "import threading\n"
+            "seen = []\n"
+            "def work():\n"
+            "    seen.append(ask(without_gil))\n"
+            "t = threading.Thread(target=work)\n"
+            "t.start()\n"
+            "t.join()\n"
+            "print('thread', seen[0])\n"
         )
     r = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=60)
     lines = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
@@ -181,7 +191,13 @@ with tempfile.TemporaryDirectory() as tmp:
     # caller, line 13.
     expect(lines.get("direct") == f"{script}:8", "the innermost frame's file:line", r)
     expect(lines.get("through") == f"{script}:13", "frames in site-packages are skipped", r)
-    expect(lines.get("nogil") == "''", "no location on a thread that does not hold the GIL", r)
+    expect(lines.get("nogil") == f"{script}:8", "the GIL released around the call: the caller's line", r)
+    expect(
+        lines.get("nogil-through") == f"{script}:15",
+        "the GIL released inside a framework: the line that called the framework",
+        r,
+    )
+    expect(lines.get("thread") == f"{script}:8", "another Python thread, the GIL released: its own line", r)
 
 if failures:
     print("FAILED:\n" + "\n".join(failures))
