@@ -8,6 +8,7 @@
 #include "cupti_params.hpp"
 #include "checker.hpp"
 #include "options.hpp"
+#include "stream_blocking.hpp"
 
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_providers.hpp>
@@ -34,7 +35,8 @@ namespace {
 checker* the_checker = nullptr;
 std::FILE* report_file = stderr;
 std::vector<call_kind> kind_of_cbid; // indexed by callback id
-void* driver = nullptr;              // libcuda.so.1, for the one driver query the layer makes
+void* driver = nullptr;              // libcuda.so.1, for the driver queries the layer makes
+stream_flag_queries flag_queries;    // looked up in `driver` once it is open
 
 // The device of a call's context: the last context a thread used, remembered (one CUPTI query per
 // change of context rather than per call).
@@ -91,12 +93,26 @@ void write_report(void*, const report& r) {
 
 thread_local bool inside = false; // the checker's own CUDA calls (a provider's) are not judged
 
+// A capture's stream, asked whether it is blocking when cuStreamBeginCapture is entered (once the
+// capture has begun, asking would invalidate it), for the note made after the call.
+thread_local CUstream stream_entering_capture = nullptr;
+thread_local bool stream_entering_capture_blocking = true;
+
 void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API || inside || cbid >= kind_of_cbid.size()) return;
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   call_event e;
   e.kind = kind_of_cbid[cbid];
   const bool after = cb->callbackSite == CUPTI_API_EXIT;
+  if (e.kind == call_kind::capture_begin && !after) {
+    inside = true;
+    CUstream stream = nullptr;
+    (void)stream_of(cbid, cb->functionParams, &stream);
+    stream_entering_capture = stream;
+    stream_entering_capture_blocking = stream_is_blocking(flag_queries, stream);
+    inside = false;
+    return;
+  }
   // Captures and mode changes are noted once done (with their result); everything else is judged
   // before it runs.
   const bool noted_after = e.kind == call_kind::capture_begin || e.kind == call_kind::capture_end;
@@ -117,13 +133,9 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
   }
   if (e.kind == call_kind::capture_begin) {
     e.mode = capture_mode_of(cbid, cb->functionParams);
-    // A non-blocking stream does not synchronize with the legacy one. The driver is looked up,
-    // not linked: the library loads (and says it cannot check) where there is no driver.
-    using get_flags_fn = CUresult (*)(CUstream, unsigned int*);
-    static const auto get_flags = reinterpret_cast<get_flags_fn>(dlsym(driver, "cuStreamGetFlags"));
-    unsigned int flags = 0;
-    e.blocking =
-        !(get_flags != nullptr && get_flags(stream, &flags) == CUDA_SUCCESS && (flags & CU_STREAM_NON_BLOCKING) != 0);
+    // A non-blocking stream does not synchronize with the legacy one: known from the entry.
+    e.blocking = stream == stream_entering_capture ? stream_entering_capture_blocking : true;
+    stream_entering_capture = nullptr;
   } else if (e.kind == call_kind::capture_mode) {
     const auto* p = static_cast<const cuThreadExchangeStreamCaptureMode_params*>(cb->functionParams);
     if (p->mode == nullptr)
@@ -207,6 +219,12 @@ int start() noexcept {
   // No driver, no CUDA calls to check: said plainly rather than as CUPTI's unknown error.
   driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   if (driver == nullptr) driver = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (driver != nullptr) {
+    // Looked up, not linked: the library loads (and says it cannot check) where there is no driver.
+    flag_queries.is_capturing =
+        reinterpret_cast<decltype(flag_queries.is_capturing)>(dlsym(driver, "cuStreamIsCapturing"));
+    flag_queries.get_flags = reinterpret_cast<decltype(flag_queries.get_flags)>(dlsym(driver, "cuStreamGetFlags"));
+  }
   if (driver == nullptr) {
     std::fprintf(stderr, "streamcheck: no CUDA driver in this process (libcuda.so.1 cannot be loaded): "
                          "nothing to check; the program runs unchecked\n");
