@@ -1,6 +1,8 @@
 // streamcheck's C++ corpus: each shape a real bug (`bug`) and its fix (`fixed`), run under
 // libstreamlike_check.so by corpus.py, which asserts the reports. Each bug is made in a function
-// of its own, so the report's native frames name it (the program is linked -rdynamic).
+// of its own, so the report's native frames name it: the functions have external linkage and the
+// program is linked -rdynamic (a function of an anonymous namespace is not in the dynamic symbol
+// table), and compiled without sibling calls (a tail call would leave the function's frame).
 //   programs SHAPE bug|fixed     exit 77 without a CUDA device
 #include "../../gpu/device_presence.hpp"
 
@@ -18,6 +20,10 @@ namespace {
 __global__ void touch(int* p) {
   if (p != nullptr) *p += 1;
 }
+
+} // namespace
+
+namespace corpus {
 
 // A library that ignores the caller's current stream (the hard-coded stream 0 of many extensions).
 __attribute__((noinline)) void library_launch_on_stream_zero(int* data) { touch<<<1, 1>>>(data); }
@@ -45,11 +51,18 @@ __attribute__((noinline)) void library_synchronizes(cudaStream_t other) {
   (void)cudaGetLastError();
 }
 
+} // namespace corpus
+
+namespace {
+
+using namespace corpus;
+
 bool is(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
 
 int run(const char* shape, bool bug) {
-  streamlike::unique_stream s;
-  streamlike::unique_stream other;
+  // Created streams: a default-constructed unique_stream owns none (it is the moved-from state).
+  const streamlike::unique_stream s = streamlike::unique_stream::create();
+  const streamlike::unique_stream other = streamlike::unique_stream::create();
   int* data = nullptr;
   static int host = 1;
   if (cudaMalloc(&data, sizeof(int)) != cudaSuccess) return 1;
