@@ -21,7 +21,7 @@ constexpr std::size_t max_frames = 8;
 struct python_api {
   int (*initialized)() = nullptr;                  // Py_IsInitialized
   int (*finalizing)() = nullptr;                   // Py_IsFinalizing (3.13), _Py_IsFinalizing before
-  int (*gil_check)() = nullptr;                    // PyGILState_Check
+  void* (*attached_state)() = nullptr;             // PyThreadState_GetUnchecked (3.13), _PyThreadState_UncheckedGet
   void* (*this_thread_state)() = nullptr;          // PyGILState_GetThisThreadState: borrowed
   int (*gil_ensure)() = nullptr;                   // PyGILState_Ensure (a PyGILState_STATE)
   void (*gil_release)(int) = nullptr;              // PyGILState_Release
@@ -97,7 +97,9 @@ std::string location_holding_gil() {
 
 std::string python_location() {
   if (!python_ready.load(std::memory_order_acquire) || python.initialized() == 0) return {};
-  if (python.gil_check() != 0) return location_holding_gil();
+  // A thread state attached to this thread: it holds the GIL. (Not PyGILState_Check, which answers
+  // yes on every thread once a subinterpreter exists.)
+  if (python.attached_state() != nullptr) return location_holding_gil();
   // Frameworks release the GIL around their CUDA calls (CuPy's launches and allocations, torch's
   // synchronizations): the thread's Python frames are still there, frozen while the call runs.
   // Take the GIL back for the look, as a `with gil:` block inside their `nogil` one would. A thread
@@ -153,14 +155,15 @@ bool use_python_frames() noexcept {
   if (python_ready.load(std::memory_order_acquire)) return true;
   python_api api;
   if (!find(api.finalizing, "Py_IsFinalizing")) (void)find(api.finalizing, "_Py_IsFinalizing");
-  const bool found = api.finalizing != nullptr && find(api.initialized, "Py_IsInitialized") &&
-                     find(api.gil_check, "PyGILState_Check") && find(api.this_thread_state, "PyGILState_GetThisThreadState") &&
-                     find(api.gil_ensure, "PyGILState_Ensure") && find(api.gil_release, "PyGILState_Release") &&
-                     find(api.current_frame, "PyEval_GetFrame") &&
-                     find(api.frame_back, "PyFrame_GetBack") && find(api.frame_code, "PyFrame_GetCode") &&
-                     find(api.frame_line, "PyFrame_GetLineNumber") && find(api.get_attr, "PyObject_GetAttrString") &&
-                     find(api.utf8, "PyUnicode_AsUTF8") && find(api.decref, "Py_DecRef") &&
-                     find(api.clear_error, "PyErr_Clear");
+  if (!find(api.attached_state, "PyThreadState_GetUnchecked"))
+    (void)find(api.attached_state, "_PyThreadState_UncheckedGet");
+  const bool found =
+      api.finalizing != nullptr && api.attached_state != nullptr && find(api.initialized, "Py_IsInitialized") &&
+      find(api.this_thread_state, "PyGILState_GetThisThreadState") && find(api.gil_ensure, "PyGILState_Ensure") &&
+      find(api.gil_release, "PyGILState_Release") && find(api.current_frame, "PyEval_GetFrame") &&
+      find(api.frame_back, "PyFrame_GetBack") && find(api.frame_code, "PyFrame_GetCode") &&
+      find(api.frame_line, "PyFrame_GetLineNumber") && find(api.get_attr, "PyObject_GetAttrString") &&
+      find(api.utf8, "PyUnicode_AsUTF8") && find(api.decref, "Py_DecRef") && find(api.clear_error, "PyErr_Clear");
   if (!found) return false;
   python = api;
   python_ready.store(true, std::memory_order_release);
