@@ -2,7 +2,12 @@
 the right kind, API and call site (the native function, or the Python file:line), and each fixed
 twin, the torch training step and the CuPy pipeline reported nothing. Exits 77 without a device.
 
-usage: corpus.py PROGRAMS CHECK_PY LIBRARY GPU_FRAMEWORKS_PY"""
+usage: corpus.py PROGRAMS CHECK_PY LIBRARY GPU_FRAMEWORKS_PY
+environment:
+  STREAMLIKE_PACKAGE_SITE    the folder the streamlike package is installed in (pip install --target,
+                             as for test/package): the Python shapes import it from there
+  STREAMLIKE_PACKAGE_PYTHON  with it, the interpreter whose environment that is (default: this one)
+  STREAMLIKE_REQUIRE_GPU=1   a shape that skips (no device, torch, CuPy or package) is a failure"""
 
 import json
 import os
@@ -13,14 +18,27 @@ import tempfile
 
 SKIP = 77
 programs, check_py, library, frameworks_py = (os.path.abspath(a) for a in sys.argv[1:5])
+require_gpu = os.environ.get("STREAMLIKE_REQUIRE_GPU") == "1"
+package_site = os.environ.get("STREAMLIKE_PACKAGE_SITE")
+python = (package_site and os.environ.get("STREAMLIKE_PACKAGE_PYTHON")) or sys.executable
 
 # C++: shape -> (kind, API prefix, the function the native frames must name, words of the why)
 NATIVE = {
     "launch-on-stream-zero": ("wrong-stream", "cuLaunchKernel", "library_launch_on_stream_zero", ""),
     "copy-on-stream-zero": ("wrong-stream", "cuMemcpy", "library_copy_on_stream_zero", ""),
-    "malloc-in-capture": ("capture-breaker", "cuMemAlloc", "library_allocates_with_cuda_malloc", "this thread"),
-    "sync-in-capture": ("capture-breaker", "cuStreamSynchronize", "library_synchronizes", "this thread"),
-    "malloc-beside-global-capture": ("capture-breaker", "cuMemAlloc", "library_allocates_with_cuda_malloc", "thread "),
+    "malloc-in-capture": (
+        "capture-breaker",
+        "cuMemAlloc",
+        "library_allocates_with_cuda_malloc",
+        "begun by this thread",
+    ),
+    "sync-in-capture": ("capture-breaker", "cuStreamSynchronize", "library_synchronizes", "begun by this thread"),
+    "malloc-beside-global-capture": (
+        "capture-breaker",
+        "cuMemAlloc",
+        "library_allocates_with_cuda_malloc",
+        "global mode begun by thread ",
+    ),
 }
 # Python: shape -> (kind, API prefix, the function whose `# the bug` line the report must name);
 # None: a clean program, run once, that must report nothing.
@@ -55,9 +73,19 @@ def bug_lines():
     return lines
 
 
+def python_path():
+    """PYTHONPATH for the Python shapes: the installed package first, as test/package finds it."""
+    paths = [package_site] if package_site else []
+    if os.environ.get("PYTHONPATH"):
+        paths.append(os.environ["PYTHONPATH"])
+    return os.pathsep.join(paths)
+
+
 def run_checked(command, json_path):
     env = dict(os.environ, CUDA_INJECTION64_PATH=library, STREAMLIKE_CHECK="all", STREAMLIKE_CHECK_JSON=json_path)
     env.pop("STREAMLIKE_CHECK_FAIL", None)
+    if python_path():
+        env["PYTHONPATH"] = python_path()
     r = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     reports = None
     if os.path.exists(json_path):
@@ -67,23 +95,34 @@ def run_checked(command, json_path):
     return r, reports
 
 
+def output(r):
+    """The run's own words, for a failure: what the program and the checker said."""
+    return f"--- stdout:\n{r.stdout.strip()}\n--- stderr:\n{r.stderr.strip()}"
+
+
 def judge(name, variant, r, reports, expected, site_matches):
     where = f"{name} {variant}"
     if r.returncode == SKIP:
-        skipped.append(f"{where}: {r.stdout.strip() or r.stderr.strip()}")
+        why = r.stdout.strip() or r.stderr.strip()
+        if require_gpu:
+            failures.append(f"{where}: skipped ({why}), and STREAMLIKE_REQUIRE_GPU=1 asks for every shape to run")
+        else:
+            skipped.append(f"{where}: {why}")
         return
     if r.returncode != 0 or reports is None:
-        failures.append(f"{where}: exit {r.returncode}, JSON {'missing' if reports is None else 'written'}\n{r.stderr}")
+        json_state = "missing" if reports is None else "written"
+        failures.append(f"{where}: exit {r.returncode}, JSON {json_state}\n{output(r)}")
         return
     if expected is None:
         if reports:
-            failures.append(f"{where}: expected no report, got {json.dumps(reports, indent=1)}")
+            failures.append(f"{where}: expected no report, got {json.dumps(reports, indent=1)}\n{output(r)}")
         return
     kind, api = expected[0], expected[1]
     found = [x for x in reports if x["kind"] == kind and x["api"].startswith(api) and site_matches(x)]
     if not found:
         failures.append(
-            f"{where}: no {kind} report of {api}* at the bug's call site among {json.dumps(reports, indent=1)}"
+            f"{where}: no {kind} report of {api}* at the bug's call site among {json.dumps(reports, indent=1)}\n"
+            + output(r)
         )
     else:
         print(f"ok: {where}: {kind} {found[0]['api']} at {found[0]['python'] or found[0]['frames'][:1]}")
@@ -93,6 +132,9 @@ probe = subprocess.run([programs, "launch-on-stream-zero", "fixed"], capture_out
 if probe.returncode == SKIP:
     print(f"corpus.py: {probe.stderr.strip()}; skipped")
     sys.exit(SKIP)
+if package_site and not os.path.isdir(os.path.join(package_site, "streamlike")):
+    print(f"corpus.py: STREAMLIKE_PACKAGE_SITE={package_site} holds no streamlike/ folder")
+    sys.exit(1)
 
 with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "reports.json")
@@ -110,7 +152,7 @@ with tempfile.TemporaryDirectory() as tmp:
     lines = bug_lines()
     for shape, expected in PYTHON.items():
         for variant in ("bug", "fixed") if expected is not None else ("fixed",):
-            command = [sys.executable, check_py, "--library", library, frameworks_py, shape, variant]
+            command = [python, check_py, "--library", library, frameworks_py, shape, variant]
             r, reports = run_checked(command, out)
             location = f"{frameworks_py}:{lines.get(expected[2]) if expected else ''}"
             judge(

@@ -1,8 +1,11 @@
 """streamcheck's Python corpus: real bug shapes of torch and CuPy programs, each with its fix, run
 by corpus.py under `python -m streamlike.check`. The line of each bug ends in `# the bug`, which
-corpus.py finds to check the report's file:line.
+corpus.py finds to check the report's file:line. A bug variant catches the error CUDA answers its
+bug with (the report came before it) and says it on stderr; a fixed variant lets every error
+through and checks that its work was done (a capture replayed, a result read back).
 
-usage: gpu_frameworks.py SHAPE bug|fixed      exit 77 without torch, CuPy or a CUDA device"""
+usage: gpu_frameworks.py SHAPE bug|fixed
+exits 77 without torch, CuPy (or, for one fixed variant, the streamlike package) or a CUDA device"""
 
 import sys
 
@@ -79,61 +82,96 @@ def torch_extension_on_stream_zero(bug):
     torch.cuda.synchronize()
 
 
+def said(e):
+    """What CUDA or the framework answered the bug with, for the corpus's failure output."""
+    print(f"gpu_frameworks.py: the bug's error: {type(e).__name__}: {e}", file=sys.stderr)
+
+
 def torch_sync_inside_graph(bug):
     torch = need("torch")
     x = torch.ones(256, device="cuda")
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
-        (x * 2).sum()  # warm-up outside the capture
+        (x * 2).sum()  # warm-up outside the capture, as torch asks
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
-    try:
-        with torch.cuda.graph(g):
-            y = x * 2
-            if bug:
+    if bug:
+        try:
+            with torch.cuda.graph(g):
+                x.mul_(2)
                 torch.cuda.synchronize()  # the bug
-    except RuntimeError:
-        pass  # CUDA invalidated the capture: the report named the line before
-    if not bug:
-        g.replay()
-        torch.cuda.synchronize()
-        assert float(y.sum()) == 512.0
+        except RuntimeError as e:  # CUDA refused it and invalidated the capture: the report came first
+            said(e)
+        return
+    with torch.cuda.graph(g):
+        y = x * 2
+    g.replay()
+    torch.cuda.synchronize()
+    assert float(y.sum()) == 512.0, float(y.sum())
 
 
 def cuda_malloc_inside_graph(bug):
     torch, cupy = need("torch"), need("cupy")
-    g = torch.cuda.CUDAGraph()
+    cupy.cuda.runtime.free(cupy.cuda.runtime.malloc(256))  # CuPy's runtime set up outside the capture
     x = torch.ones(256, device="cuda")
-    buffer = None if bug else cupy.cuda.runtime.malloc(1024)  # allocated before the capture
-    try:
-        with torch.cuda.graph(g):
-            x.mul_(2)
-            if bug:
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        x.mul_(2)  # warm-up outside the capture
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    if bug:
+        buffer = None
+        try:
+            with torch.cuda.graph(g):
+                x.mul_(2)
                 buffer = cupy.cuda.runtime.malloc(1024)  # the bug
-    except RuntimeError:
-        pass
-    cupy.cuda.runtime.free(buffer)
+        except RuntimeError as e:  # CuPy's CUDARuntimeError is one; so is torch's capture_end
+            said(e)
+        if buffer is not None:
+            cupy.cuda.runtime.free(buffer)
+        return
+    buffer = cupy.cuda.runtime.malloc(1024)  # allocated before the capture
+    with torch.cuda.graph(g):
+        x.mul_(2)
+    cupy.cuda.runtime.free(buffer)  # and freed after it
+    g.replay()
+    torch.cuda.synchronize()
+    assert float(x.sum()) == 256 * 4.0, float(x.sum())  # ones, doubled by the warm-up and by the replay
 
 
 def foreign_event_sync_inside_cupy_capture(bug):
     torch, cupy = need("torch"), need("cupy")
     event = torch.cuda.Event()
     event.record()
+    stream = cupy.cuda.Stream(non_blocking=True)
+    x = cupy.ones(16, dtype=cupy.float32)
+    x *= 2  # warm-up: the kernel is compiled and loaded outside the capture
+    cupy.cuda.Device().synchronize()  # the capturing stream does not wait for the legacy one
     if not bug:
         event.synchronize()  # before the capture
-    stream = cupy.cuda.Stream(non_blocking=True)
-    x = cupy.ones(16)
+    graph = None
     with stream:
-        # A library that captures in global mode (CuPy's own default is relaxed, which allows it).
-        stream.begin_capture(mode=0)  # cudaStreamCaptureModeGlobal
-        x *= 2
-        if bug:
-            event.synchronize()  # the bug
+        # A library that captures in global mode (CuPy's own default is relaxed).
+        stream.begin_capture(mode=cupy.cuda.runtime.streamCaptureModeGlobal)
         try:
-            stream.end_capture()
-        except cupy.cuda.runtime.CUDARuntimeError:
-            pass
+            x *= 2
+            if bug:
+                event.synchronize()  # the bug
+        except RuntimeError as e:  # CUDA refused it and invalidated the capture
+            said(e)
+        finally:
+            try:
+                graph = stream.end_capture()
+            except cupy.cuda.runtime.CUDARuntimeError as e:
+                if not bug:
+                    raise
+                said(e)
+    if not bug:
+        graph.launch(stream=stream)
+        stream.synchronize()
+        assert float(x.sum()) == 16 * 4.0, float(x.sum())
 
 
 def torch_training_step(bug):
