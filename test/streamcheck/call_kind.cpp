@@ -41,6 +41,7 @@ TEST_CASE("every kind of driver call is classified, whatever its version and per
       {"cuGraphLaunch", call_kind::graph_launch},
       {"cuGraphLaunch_ptsz", call_kind::graph_launch},
       {"cuCtxSynchronize", call_kind::capture_punished},
+      {"cuCtxSynchronize_v2", call_kind::capture_punished}, // CUDA 13's, naming the context
       {"cuStreamSynchronize", call_kind::capture_punished},
       {"cuStreamSynchronize_ptsz", call_kind::capture_punished},
       {"cuStreamQuery", call_kind::capture_punished},
