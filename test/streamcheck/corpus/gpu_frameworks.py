@@ -99,7 +99,7 @@ def torch_sync_inside_graph(bug):
     if bug:
         try:
             with torch.cuda.graph(g):
-                x.mul_(2)
+                (x * 2).sum()  # the warmed-up work
                 torch.cuda.synchronize()  # the bug
         except RuntimeError as e:  # CUDA refused it and invalidated the capture: the report came first
             said(e)
