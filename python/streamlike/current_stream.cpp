@@ -206,26 +206,98 @@ PyObject* py_current_stream(PyObject*, PyObject* const* args, Py_ssize_t nargsf,
 
 /// torch's current stream is a stream id beside the handle: the scope's torch provider makes the
 /// handle current (an external stream, which does not compare equal to the torch.cuda.Stream it
-/// came from). For a torch stream object, torch's own setter (torch.cuda.set_stream) then makes
-/// the very object current, so torch.cuda.current_stream() == s inside; leaving the scope's guard
-/// puts back what torch had before, whatever is current then. Best effort: where torch refuses,
-/// torch keeps the handle. Only where torch is already imported (never imports it).
-void let_torch_see_its_object(PyObject* stream) noexcept {
+/// came from). For a torch stream object, torch's own setter then makes the very object current,
+/// so torch.cuda.current_stream() == s inside; leaving the scope's guard puts back what torch had
+/// before, whatever is current then. Best effort: where torch refuses, torch keeps the handle.
+/// Only where torch is already imported (never imports it).
+///
+/// torch.cuda.set_stream(s) is _set_stream_by_id(s.stream_id, s.device_index, s.device_type), two
+/// Python frames around torch._C._cuda_setStream: resolved once (like CuPy's functions), the
+/// setter is called directly with the object's three ids, about a microsecond less per block.
+/// Where torch lacks it, torch.cuda.set_stream is called.
+struct torch_functions {
+  PyObject* stream_type = nullptr;      // torch.cuda.Stream
+  PyObject* set_stream_by_id = nullptr; // torch._C._cuda_setStream(stream_id=, device_index=, device_type=)
+  PyObject* set_stream = nullptr;       // torch.cuda.set_stream, where the above is missing
+};
+
+// Written once under torch_once, before `torch_resolved` publishes it; strong references for the life
+// of the process.
+torch_functions torch_api;
+std::once_flag torch_once;
+std::atomic<bool> torch_resolved{false};
+
+bool resolve_torch() noexcept {
+  if (torch_resolved.load(std::memory_order_acquire)) return torch_api.stream_type != nullptr;
   static std::atomic<PyObject*> name_slot{nullptr};
   PyObject* name = sd::interned(name_slot, "torch");
   if (name == nullptr || PyDict_Contains(PyImport_GetModuleDict(), name) != 1) {
     PyErr_Clear();
+    return false; // not imported (yet): asked again next time
+  }
+  try {
+    std::call_once(torch_once, [name] {
+      const python_error_guard keep;
+      torch_functions found;
+      sd::scoped_ref torch = sd::scoped_ref::steal(PyImport_GetModule(name));
+      sd::scoped_ref cuda = sd::scoped_ref::steal(torch ? PyObject_GetAttrString(torch.get(), "cuda") : nullptr);
+      if (cuda) {
+        found.stream_type = PyObject_GetAttrString(cuda.get(), "Stream");
+        found.set_stream = PyObject_GetAttrString(cuda.get(), "set_stream");
+      }
+      PyErr_Clear();
+      if (sd::scoped_ref c = sd::scoped_ref::steal(torch ? PyObject_GetAttrString(torch.get(), "_C") : nullptr))
+        found.set_stream_by_id = PyObject_GetAttrString(c.get(), "_cuda_setStream");
+      PyErr_Clear();
+      if (found.stream_type == nullptr || (found.set_stream_by_id == nullptr && found.set_stream == nullptr)) {
+        Py_XDECREF(found.stream_type);
+        Py_XDECREF(found.set_stream_by_id);
+        Py_XDECREF(found.set_stream);
+        found = {}; // not the torch this knows: the handle alone
+      }
+      torch_api = found;
+      torch_resolved.store(true, std::memory_order_release);
+    });
+  } catch (...) {
+    return false; // std::call_once could not run: the handle alone
+  }
+  return torch_api.stream_type != nullptr;
+}
+
+void let_torch_see_its_object(PyObject* stream) noexcept {
+  if (!resolve_torch()) return;
+  const int is_torch_stream = PyObject_IsInstance(stream, torch_api.stream_type);
+  if (is_torch_stream != 1) {
+    if (is_torch_stream < 0) PyErr_Clear();
     return;
   }
   const python_error_guard keep;
-  sd::scoped_ref torch = sd::scoped_ref::steal(PyImport_GetModule(name));
-  if (!torch) return;
-  sd::scoped_ref cuda = sd::scoped_ref::steal(PyObject_GetAttrString(torch.get(), "cuda"));
-  if (!cuda) return;
-  sd::scoped_ref stream_type = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "Stream"));
-  if (!stream_type || PyObject_IsInstance(stream, stream_type.get()) != 1) return;
-  sd::scoped_ref set = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "set_stream"));
-  if (set) (void)sd::scoped_ref::steal(PyObject_CallOneArg(set.get(), stream));
+  if (torch_api.set_stream_by_id == nullptr) {
+    (void)sd::scoped_ref::steal(PyObject_CallOneArg(torch_api.set_stream, stream));
+    return;
+  }
+  static std::atomic<PyObject*> id_slot{nullptr}, index_slot{nullptr}, type_slot{nullptr};
+  PyObject* names[] = {sd::interned(id_slot, "stream_id"), sd::interned(index_slot, "device_index"),
+                       sd::interned(type_slot, "device_type")};
+  if (names[0] == nullptr || names[1] == nullptr || names[2] == nullptr) return;
+  sd::scoped_ref values[3];
+  PyObject* args[3];
+  for (int i = 0; i < 3; ++i) {
+    values[i] = sd::scoped_ref::steal(PyObject_GetAttr(stream, names[i]));
+    if (!values[i]) return;
+    args[i] = values[i].get();
+  }
+  static std::atomic<PyObject*> kwnames_slot{nullptr};
+  PyObject* kwnames = kwnames_slot.load(std::memory_order_acquire);
+  if (kwnames == nullptr) {
+    PyObject* made = PyTuple_Pack(3, names[0], names[1], names[2]);
+    if (made == nullptr) return;
+    if (!kwnames_slot.compare_exchange_strong(kwnames, made, std::memory_order_acq_rel))
+      Py_DECREF(made);
+    else
+      kwnames = made;
+  }
+  (void)sd::scoped_ref::steal(PyObject_Vectorcall(torch_api.set_stream_by_id, args, 0, kwnames));
 }
 
 /// `with streamlike.use(stream, device=None):` a scoped_current_stream entered and left from
