@@ -17,7 +17,7 @@ __global__ void empty_kernel() {}
 constexpr int launches = 10000;
 
 void launch_loop(benchmark::State& state) {
-  streamlike::unique_stream s;
+  const auto s = streamlike::unique_stream::create();
   const streamlike::scoped_current_stream current{s}; // every launch checked against a set stream
   for (auto _ : state) {
     for (int i = 0; i < launches; ++i) empty_kernel<<<1, 1, 0, s.get()>>>();
