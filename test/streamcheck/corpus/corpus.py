@@ -45,6 +45,11 @@ NATIVE = {
 PYTHON = {
     "torch-extension-on-stream-zero": ("wrong-stream", "cuLaunchKernel", "torch_extension_on_stream_zero"),
     "cupy-op-inside-torch-stream": ("wrong-stream", "cuLaunchKernel", "cupy_op_inside_torch_stream"),
+    "tvm-ffi-env-stream-not-following-torch": (
+        "wrong-stream",
+        "cuLaunchKernel",
+        "tvm_ffi_env_stream_not_following_torch",
+    ),
     "torch-sync-inside-graph": ("capture-breaker", "cuCtxSynchronize", "torch_sync_inside_graph"),
     "cuda-malloc-inside-graph": ("capture-breaker", "cuMemAlloc", "cuda_malloc_inside_graph"),
     "foreign-event-sync-inside-cupy-capture": (
