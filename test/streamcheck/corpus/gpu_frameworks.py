@@ -226,34 +226,6 @@ def foreign_event_sync_inside_cupy_capture(bug):
         assert float(x.sum()) == 16 * 4.0, float(x.sum())
 
 
-def torch_training_step(bug):
-    # The clean reference: a small model's forward, backward and optimizer step, on a side stream.
-    torch = need("torch")
-    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).cuda()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            x = torch.randn(32, 64, device="cuda")
-            loss = model(x).square().mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    torch.cuda.synchronize()
-
-
-def cupy_pipeline(bug):
-    cupy = need("cupy")
-    s = cupy.cuda.Stream(non_blocking=True)
-    with s:
-        a = cupy.random.random((256, 256))
-        b = (a @ a.T).sum(axis=0)
-        host = cupy.asnumpy(b, stream=s)
-    s.synchronize()
-    assert host.shape == (256,)
-
-
 SHAPES = {
     "torch-extension-on-stream-zero": torch_extension_on_stream_zero,
     "cupy-op-inside-torch-stream": cupy_op_inside_torch_stream,
@@ -261,8 +233,6 @@ SHAPES = {
     "torch-sync-inside-graph": torch_sync_inside_graph,
     "cuda-malloc-inside-graph": cuda_malloc_inside_graph,
     "foreign-event-sync-inside-cupy-capture": foreign_event_sync_inside_cupy_capture,
-    "torch-training-step": torch_training_step,
-    "cupy-pipeline": cupy_pipeline,
 }
 
 if __name__ == "__main__":
