@@ -164,6 +164,8 @@ with tempfile.TemporaryDirectory() as tmp:
     elif part == "package":
         run_pytest, package_dir = os.path.abspath(sys.argv[4]), os.path.abspath(sys.argv[5])
         deselect = " and ".join(f"not {name}" for name in PACKAGE_LEFT_OUT)
+        for name, why in PACKAGE_LEFT_OUT.items():
+            print(f"left out: {name}: {why}")
         for files in PACKAGE_RUNS:
             paths = [os.path.join(package_dir, f) for f in files]
             run_checked(
@@ -173,6 +175,9 @@ with tempfile.TemporaryDirectory() as tmp:
                 cwd=package_dir,
             )
     else:
+        for program, cases in PROGRAM_LEFT_OUT.items():
+            for case, why in cases.items():
+                print(f"left out: {program}: {case}: {why}")
         for program in (os.path.abspath(p) for p in sys.argv[4:]):
             name = os.path.basename(program)
             left_out = PROGRAM_LEFT_OUT.get(name, {})
