@@ -241,9 +241,25 @@ class CupyNanobind(CupyArrays):
         return replay
 
 
+class DLPackOnly:
+    """A torch tensor handed to tvm-ffi through __dlpack__ alone. Given a torch tensor itself,
+    tvm-ffi makes torch's current stream its own for the call (its DLPack exchange with torch), so
+    torch would decide; through plain DLPack tvm-ffi takes no stream from the producer, and the
+    stream its functions see is the one its caller set (tvm_ffi.use_raw_stream)."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __dlpack__(self, **kwargs):
+        return self.tensor.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+
+
 class TvmFfiFunctions(TorchArrays):
-    """tvm-ffi's functions on torch tensors (tvm-ffi reads them through DLPack); the stream is
-    made current in tvm-ffi only (tvm_ffi.use_raw_stream), torch stays on its default stream."""
+    """tvm-ffi's functions on torch-made arrays; the stream is made current in tvm-ffi only
+    (tvm_ffi.use_raw_stream), torch stays on its default stream."""
 
     name = "tvm-ffi functions"
 
@@ -253,10 +269,10 @@ class TvmFfiFunctions(TorchArrays):
         self.mod = face_part(kernel_library.tvm_ffi_module, "the tvm-ffi functions")
 
     def scale_add(self, a, x, y):
-        self.mod.scale_add(a, x, y)
+        self.mod.scale_add(a, DLPackOnly(x), DLPackOnly(y))
 
     def sum(self, x, out):
-        self.mod.sum(x, out)
+        self.mod.sum(DLPackOnly(x), DLPackOnly(out))
 
     def block(self, stream):
         return self.tvm_ffi.use_raw_stream(self.tvm_ffi.device("cuda", 0), stream.cuda_stream)
