@@ -245,12 +245,15 @@ class DLPackOnly:
     """A torch tensor handed to tvm-ffi through __dlpack__ alone. Given a torch tensor itself,
     tvm-ffi makes torch's current stream its own for the call (its DLPack exchange with torch), so
     torch would decide; through plain DLPack tvm-ffi takes no stream from the producer, and the
-    stream its functions see is the one its caller set (tvm_ffi.use_raw_stream)."""
+    stream its functions see is the one its caller set (tvm_ffi.use_raw_stream). stream=-1: tvm-ffi
+    asks without a stream, which older torch reads as "synchronize with the default stream",
+    a wait that would break a graph capture; the functions run on the caller's stream anyway."""
 
     def __init__(self, tensor):
         self.tensor = tensor
 
     def __dlpack__(self, **kwargs):
+        kwargs["stream"] = -1
         return self.tensor.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
