@@ -100,3 +100,26 @@ def test_bad_input_is_refused_by_name(case):
         return
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         call(nb)
+
+
+def test_the_jax_functions_lower_to_the_xla_targets_with_their_attributes():
+    """Registration and lowering need no GPU: each function becomes a custom call of its target,
+    with its attributes typed as the handlers bind them, and scale_add writes into y's buffer."""
+    if "xla" not in BUILT:
+        pytest.skip("the XLA FFI targets were not built")
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    fns = kernel_library.jax_functions()
+
+    def probe(x, y):
+        t = fns.gated_copy(0x1234, x, 5_000)
+        return fns.scale_add(3.0, t, y), fns.sum(t), fns.capturing()
+
+    x = jnp.ones(16, jnp.float32)
+    calls = [line for line in jax.jit(probe).lower(x, x).as_text().splitlines() if "custom_call @" in line]
+    by_target = {line.split("custom_call @")[1].split("(")[0]: line for line in calls}
+    assert sorted(by_target) == sorted(f"kernel_library_{name}" for name in kernel_library.JaxFunctions.TARGETS)
+    assert "gate = 4660 : ui64" in by_target["kernel_library_gated_copy"]
+    assert "timeout_ns = 5000 : ui64" in by_target["kernel_library_gated_copy"]
+    assert "a = 3.000000e+00 : f32" in by_target["kernel_library_scale_add"]
+    assert "operand_index = 1" in by_target["kernel_library_scale_add"]
