@@ -360,6 +360,67 @@ def test_runs_under_graph_capture_and_replays(face):
     assert current_streams() == before
 
 
+# --- the nanobind module given other libraries' arrays and streams explicitly ----------------------
+
+
+def numba_cuda_setup():
+    need("numba")
+    from numba import cuda
+
+    if not cuda.is_available():
+        missing("numba-cuda sees no GPU")
+    import numpy
+
+    stream = cuda.stream()
+    return {
+        "array": lambda values: cuda.to_device(numpy.asarray(values, dtype=numpy.float32), stream=stream),
+        "host": lambda array: array.copy_to_host(stream=stream).tolist(),
+        "stream": stream,
+        "sync": stream.synchronize,
+    }
+
+
+def cuda_core_setup():
+    core = need("cuda.core")
+    cupy = need("cupy")
+    device = core.Device(0)
+    device.set_current()
+    stream = device.create_stream()
+    return {
+        "array": lambda values: cupy.asarray(values, dtype=cupy.float32),
+        "host": lambda array: cupy.asnumpy(array).tolist(),
+        "stream": stream,
+        "sync": cupy.cuda.Device(0).synchronize,  # the whole device: CuPy made the arrays on its own stream
+    }
+
+
+EXPLICIT = {"numba-cuda arrays and stream": numba_cuda_setup, "cuda.core stream, CuPy arrays": cuda_core_setup}
+
+
+@pytest.mark.parametrize("library", sorted(EXPLICIT))
+def test_the_nanobind_module_runs_on_a_stream_it_is_given(library):
+    """The ordering probe with the stream passed explicitly (__cuda_stream__) and arrays read
+    through __cuda_array_interface__: queued behind the gate on that stream, whatever is current."""
+    nb = face_part(kernel_library.nanobind_module, "the nanobind module")
+    setup = EXPLICIT[library]()
+    x_values, y_values = probe_values()
+    x, y = setup["array"](x_values), setup["array"](y_values)
+    t, out = setup["array"]([0.0] * N), setup["array"]([0.0])
+    setup["sync"]()
+    gate = nb.Gate()
+    before = current_streams()
+    nb.gated_copy(gate, x, t, TIMEOUT_S, setup["stream"])
+    nb.scale_add(A, t, y, setup["stream"])
+    nb.sum(t, out, setup["stream"])
+    assert current_streams() == before
+    assert not gate.timed_out
+    gate.open()
+    setup["sync"]()
+    assert gate.started and not gate.timed_out
+    assert setup["host"](y) == [A * xv + yv for xv, yv in zip(x_values, y_values, strict=True)]
+    assert setup["host"](out) == [float(sum(x_values))]
+
+
 # --- JAX: XLA FFI targets under jax.jit, in a process per command-buffer setting ------------------
 
 COMMAND_BUFFERS = {
