@@ -15,7 +15,10 @@ import os
 import sys
 import time
 
-import kernel_library
+if os.environ.get("STREAMLIKE_PACKAGE_SITE"):  # the installed streamlike package, on the GPU machine
+    sys.path.insert(0, os.environ["STREAMLIKE_PACKAGE_SITE"])
+
+import kernel_library  # noqa: E402
 
 try:
     import torch  # noqa: F401  (loaded, so its current stream is watched too)
