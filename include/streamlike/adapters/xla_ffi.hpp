@@ -84,10 +84,6 @@ inline xla::ffi::Error error_from_current_exception() noexcept {
   }
 }
 
-} // namespace detail
-
-namespace detail {
-
 /// Whether a handler body takes XLA's stream (a stream_view) before the handler's parameters.
 template <class Body, class... Args>
 inline constexpr bool takes_stream = std::is_invocable_v<const Body&, stream_view, Args...>;
