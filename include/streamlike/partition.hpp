@@ -39,7 +39,7 @@ public:
   /// which sm_count() reports), and a green context made of the first group. Throws
   /// std::invalid_argument for a device this process does not have, sm_count 0, or one above the
   /// device's SM count; streamlike::error naming the driver call when the driver refuses, or when
-  /// it has no green contexts (a driver older than CUDA 12.4, or none).
+  /// it has no green contexts (no driver, or one without them).
   [[nodiscard]] static partition create(int device, unsigned int sm_count);
 
   /// Takes ownership of a green context made elsewhere (cuGreenCtxCreate): cuGreenCtxDestroy
