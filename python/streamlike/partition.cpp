@@ -69,7 +69,8 @@ void bind_partition(nb::module_& m) {
       .def_prop_ro(
           "green_context", [](const partition_info& i) { return address_of(i.green_context); },
           "The CUgreenCtx address (0 for a plain stream).")
-      .def("__eq__", [](const partition_info& a, const partition_info& b) { return a == b; })
+      .def(
+          "__eq__", [](const partition_info& a, const partition_info& b) { return a == b; }, nb::is_operator())
       .def("__repr__",
            [](const partition_info& i) {
              return nb::steal(PyUnicode_FromFormat("<streamlike.PartitionInfo green=%s device=%d sm_count=%u "
@@ -97,7 +98,8 @@ void bind_partition(nb::module_& m) {
       .def_prop_ro(
           "green_context", [](const partition& p) { return address_of(p.green_context()); },
           "The CUgreenCtx address, as an int.")
-      .def("__eq__", [](const partition& a, const partition& b) { return a == b; })
+      .def(
+          "__eq__", [](const partition& a, const partition& b) { return a == b; }, nb::is_operator())
       .def("__hash__", [](const partition& p) { return p.id(); })
       .def("__repr__",
            [](const partition& p) {

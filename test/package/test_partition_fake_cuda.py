@@ -76,6 +76,7 @@ def test_partition_create_refuses_by_name(sl, args, error, message):
 
 def test_streams_made_on_a_partition_report_it_and_plain_ones_report_none(sl):
     p = sl.Partition.create(0, 16)
+    assert p != 16 and p == p
     green = sl.Stream.create(partition=p)
     plain = sl.Stream.create()
     assert fake.fake_cuda_green_context_of(green.handle) == p.green_context
@@ -85,6 +86,7 @@ def test_streams_made_on_a_partition_report_it_and_plain_ones_report_none(sl):
         assert (info.green, info.device, info.sm_count) == (True, 0, 16)
         assert info.context_id == p.id and info.green_context == p.green_context
         assert sl.partition_of(obj) == info
+        assert info != "a PartitionInfo"  # comparing with another type is False, not an error
     for obj in (plain, sl.StreamView(plain), sl.StreamView(Exporter(plain))):
         assert obj.partition is None
         info = sl.partition_of(obj)
