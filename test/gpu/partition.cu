@@ -8,6 +8,7 @@
 #include <streamlike/partition.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_pool.hpp>
+#include <streamlike/unique_stream.hpp>
 
 #include <doctest/doctest.h>
 
@@ -158,4 +159,25 @@ TEST_CASE("partition_of and get_for leave a capture intact, in every mode") {
       CHECK(side_info.context_id == before.context_id);
     }
   }
+}
+
+TEST_CASE("owners made on a partition run work there and drop cleanly, the partition last") {
+  std::optional<partition> p = sixteen_sms();
+  if (!p) return;
+  unsigned int* out = nullptr;
+  REQUIRE(cudaMallocManaged(&out, sizeof(unsigned int) * blocks_per_side) == cudaSuccess);
+  {
+    std::optional<streamlike::unique_stream> unique = streamlike::unique_stream::create({.partition = *p});
+    shared_stream shared = shared_stream::from_owner(streamlike::unique_stream::create({.partition = *p}));
+    p.reset(); // the streams keep the green context alive
+    for (const stream_view s : {stream_view(*unique), stream_view(shared)}) {
+      CHECK(partition_of(s).sm_count == 16);
+      record_sm<<<blocks_per_side, 32, 0, s.get()>>>(out);
+      REQUIRE(cudaGetLastError() == cudaSuccess);
+      REQUIRE(cudaStreamSynchronize(s.get()) == cudaSuccess);
+      CHECK(std::set<unsigned int>(out, out + blocks_per_side).size() <= 16);
+    }
+  }
+  CHECK(cudaGetLastError() == cudaSuccess); // the drops (streams, then the green context) reported nothing
+  REQUIRE(cudaFree(out) == cudaSuccess);
 }
