@@ -7,6 +7,8 @@
 #include "../fake_cuda/fake_cuda.h"
 #include "host_support.hpp"
 
+#include <streamlike/current_stream.hpp>
+#include <streamlike/event.hpp>
 #include <streamlike/partition.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_pool.hpp>
@@ -368,4 +370,41 @@ TEST_CASE_FIXTURE(fake_setup, "partition_of and get_for do not invalidate a capt
       REQUIRE(fake_cuda_set_capture(s->get(), fake_cuda_none, mode) == 0);
     }
   }
+}
+
+TEST_CASE_FIXTURE(fake_setup, "a green stream answers every query and ordering call a plain one does") {
+  const partition p = partition::create(0, 16);
+  const shared_stream green = shared_stream::create({.priority = -2, .partition = p});
+  const shared_stream plain = shared_stream::create();
+  const streamlike::stream_view view = green;
+  CHECK(view.device() == 0);
+  CHECK(view.flags() == cudaStreamNonBlocking);
+  CHECK(view.priority() == -2);
+  CHECK(view.id() == green.id());
+  CHECK(view.is_done());
+  view.sync();
+  // wait, both ways, and through an event: unchanged across partitions.
+  const long events = fake_cuda_live_events();
+  plain.wait(green);
+  green.wait(plain);
+  {
+    const streamlike::event done = green.record();
+    streamlike::wait(plain, done);
+    CHECK(done.is_done());
+  }
+  CHECK(fake_cuda_live_events() <= events + 2); // the ordering cache's events, one per context
+  CHECK(fake_cuda_invalidations() == 0);
+}
+
+TEST_CASE_FIXTURE(fake_setup, "a green stream made current is the current stream, on its device") {
+  const partition p = partition::create(0, 16);
+  const shared_stream green = shared_stream::create({.partition = p});
+  const auto before = streamlike::current_stream(0);
+  {
+    const streamlike::scoped_current_stream scope{green};
+    CHECK(scope.device() == 0);
+    CHECK(streamlike::current_stream(0) == green);
+    CHECK(partition_of(streamlike::current_stream(0)).context_id == p.id());
+  }
+  CHECK(streamlike::current_stream(0) == before);
 }
