@@ -281,6 +281,19 @@ void drop_partition_of(cudaStream_t handle) noexcept {
   }
 }
 
+CUgreenCtx_st* green_context_of(stream_view stream, const char* who) {
+  const auto get_green = driver::get().stream_get_green_ctx;
+  CUgreenCtx green = nullptr;
+  if (get_green != nullptr) check(get_green(stream.get(), &green), who, "cuStreamGetGreenCtx");
+  return green;
+}
+
+void* context_of(stream_view stream, const char* who) {
+  CUcontext context = nullptr;
+  check(require(driver::get().stream_get_ctx, who, "cuStreamGetCtx")(stream.get(), &context), who, "cuStreamGetCtx");
+  return context;
+}
+
 partition partition_of_green_context(CUgreenCtx_st* green_context) {
   {
     const std::lock_guard lock(registry_lock);

@@ -33,6 +33,14 @@ void keep_partition_of(cudaStream_t handle, const partition& p);
 /// relaxed load when no unique_stream of a partition lives. Never throws.
 void drop_partition_of(cudaStream_t handle) noexcept;
 
+/// The green context `stream` was made in (cuStreamGetGreenCtx), null for a plain stream or where
+/// the driver has no green contexts. Throws streamlike::error naming `who` if the driver fails.
+[[nodiscard]] CUgreenCtx_st* green_context_of(stream_view stream, const char* who);
+
+/// The context `stream` lives in (cuStreamGetCtx), as an opaque pointer. Throws streamlike::error
+/// naming `who` if the driver fails.
+[[nodiscard]] void* context_of(stream_view stream, const char* who);
+
 /// The partition of a green context: the live streamlike partition made of it if there is one
 /// (shared, so it stays alive), else a borrowed one.
 [[nodiscard]] partition partition_of_green_context(CUgreenCtx_st* green_context);

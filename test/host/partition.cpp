@@ -19,6 +19,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -407,4 +408,22 @@ TEST_CASE_FIXTURE(fake_setup, "a green stream made current is the current stream
     CHECK(partition_of(streamlike::current_stream(0)).context_id == p.id());
   }
   CHECK(streamlike::current_stream(0) == before);
+}
+
+TEST_CASE_FIXTURE(fake_setup, "get_for asks the driver one or two capture-safe calls, and nothing else") {
+  const partition p = partition::create(0, 16);
+  const shared_stream green = shared_stream::create({.partition = p});
+  const shared_stream plain = shared_stream::create();
+  stream_pool pool(2);
+  using calls = std::map<std::string, long>;
+  const auto calls_of = [&](streamlike::stream_view caller) {
+    (void)pool.get_for(caller); // the first call makes the sub-pool and asks the pool's context
+    fake_cuda_reset_log();
+    (void)pool.get_for(caller);
+    calls made;
+    for (std::size_t i = 0; const char* name = fake_cuda_called(i); ++i) made[name] = fake_cuda_calls(name);
+    return made;
+  };
+  CHECK(calls_of(green) == calls{{"cuStreamGetGreenCtx", 1}});
+  CHECK(calls_of(plain) == calls{{"cuStreamGetCtx", 1}, {"cuStreamGetGreenCtx", 1}});
 }
