@@ -78,6 +78,7 @@ struct fake {
   std::vector<std::string> invalidations;
   int devices = 1;
   unsigned int sms = 132;                    // each device's SM count (an H200's)
+  bool green_contexts = true;                // false: the driver functions of green contexts are missing
   std::map<void*, green_state> greens;       // by green context handle
   std::map<void*, void*> green_of_context;   // CUcontext of a green context -> the green context
   std::map<void*, unsigned int> descriptors; // cuDevResourceGenerateDesc: the SM count described
@@ -90,6 +91,7 @@ struct fake {
   fake() {
     if (const char* n = std::getenv("STREAMLIKE_FAKE_CUDA_DEVICES")) devices = std::atoi(n);
     if (const char* n = std::getenv("STREAMLIKE_FAKE_CUDA_SMS")) sms = static_cast<unsigned int>(std::atoi(n));
+    if (const char* g = std::getenv("STREAMLIKE_FAKE_CUDA_GREEN_CONTEXTS")) green_contexts = std::strcmp(g, "0") != 0;
     if (const char* c = std::getenv("STREAMLIKE_FAKE_CUDA_CAPTURE")) {
       if (std::strcmp(c, "active") == 0) capture_at_create = fake_cuda_active;
       if (std::strcmp(c, "invalidated") == 0) capture_at_create = fake_cuda_invalidated;
@@ -746,6 +748,16 @@ void* driver_function(const std::string& name, unsigned int version) {
   if (name == "cuCtxGetDevice")
     return version >= 13000 ? reinterpret_cast<void*>(&fake_cuCtxGetDevice_v2)
                             : reinterpret_cast<void*>(&fake_cuCtxGetDevice);
+  // A driver without green contexts lacks their functions (and the resource queries with them).
+  static const char* const green_functions[] = {
+      "cuDeviceGetDevResource",    "cuCtxGetDevResource", "cuGreenCtxGetDevResource", "cuDevSmResourceSplitByCount",
+      "cuDevResourceGenerateDesc", "cuGreenCtxCreate",    "cuGreenCtxDestroy",        "cuCtxFromGreenCtx",
+      "cuGreenCtxStreamCreate",    "cuStreamGetGreenCtx"};
+  if (!state().green_contexts) {
+    for (const char* green : green_functions) {
+      if (name == green) return nullptr;
+    }
+  }
   auto it = functions.find(name);
   return it == functions.end() ? nullptr : it->second;
 }

@@ -50,6 +50,9 @@
  * Switches by environment variable, read at the first call (for preloaded use):
  *   STREAMLIKE_FAKE_CUDA_DEVICES=N      the device count (default 1; 0: cudaErrorNoDevice)
  *   STREAMLIKE_FAKE_CUDA_SMS=N          each device's SM count (default 132)
+ *   STREAMLIKE_FAKE_CUDA_GREEN_CONTEXTS=0
+ *                                       a driver without green contexts: their functions (and
+ *                                       the SM resource queries) are not handed out
  *   STREAMLIKE_FAKE_CUDA_CAPTURE=active|invalidated
  *                                       every stream created afterwards starts in that capture
  *                                       (global mode), as if a framework had begun one

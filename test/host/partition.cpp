@@ -19,6 +19,9 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
+#include <cstring>
+
 #include <map>
 #include <optional>
 #include <set>
@@ -426,4 +429,28 @@ TEST_CASE_FIXTURE(fake_setup, "get_for asks the driver one or two capture-safe c
   };
   CHECK(calls_of(green) == calls{{"cuStreamGetGreenCtx", 1}});
   CHECK(calls_of(plain) == calls{{"cuStreamGetCtx", 1}, {"cuStreamGetGreenCtx", 1}});
+}
+
+// Run twice: as part of this program, and alone with STREAMLIKE_FAKE_CUDA_GREEN_CONTEXTS=0 (a driver
+// without green contexts: test/host/meson.build), asserting what each driver gets.
+TEST_CASE_FIXTURE(fake_setup, "without green contexts: create names the missing call, every stream is plain") {
+  const char* setting = std::getenv("STREAMLIKE_FAKE_CUDA_GREEN_CONTEXTS");
+  const bool green_contexts = setting == nullptr || std::strcmp(setting, "0") != 0;
+  const shared_stream plain = shared_stream::create();
+  stream_pool pool(2);
+  const shared_stream side = pool.get_for(plain);
+  CHECK(!partition_of(side).green);
+  if (green_contexts) {
+    CHECK(partition::create(0, 16).sm_count() == 16);
+    CHECK(partition_of(plain).sm_count == 132);
+    return;
+  }
+  const auto e = thrown<streamlike::error>([] { (void)partition::create(0, 16); });
+  REQUIRE(e.has_value());
+  CHECK_MESSAGE(contains(e->what(), "partition::create: cuDeviceGetDevResource"), e->what());
+  CHECK_MESSAGE(contains(e->what(), "no green contexts"), e->what());
+  const auto info = partition_of(plain);
+  CHECK(!info.green);
+  CHECK(info.sm_count == 0); // the driver cannot tell
+  CHECK(info.context_id != 0);
 }
