@@ -27,7 +27,9 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 using host_test::contains;
 using host_test::thrown;
@@ -453,4 +455,28 @@ TEST_CASE_FIXTURE(fake_setup, "without green contexts: create names the missing 
   CHECK(!info.green);
   CHECK(info.sm_count == 0); // the driver cannot tell
   CHECK(info.context_id != 0);
+}
+
+TEST_CASE_FIXTURE(fake_setup, "get_for from eight threads at once makes one sub-pool and shares the partition") {
+  const partition p = partition::create(0, 16);
+  const shared_stream caller = shared_stream::create({.partition = p});
+  stream_pool pool(4);
+  const long streams = fake_cuda_live_streams();
+  constexpr int threads = 8;
+  std::vector<std::vector<shared_stream>> taken(threads);
+  {
+    std::vector<std::jthread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        for (int i = 0; i < 50; ++i) taken[static_cast<std::size_t>(t)].push_back(pool.get_for(caller));
+      });
+    }
+  }
+  CHECK(fake_cuda_live_streams() == streams + 4); // one sub-pool of the pool's size
+  std::set<cudaStream_t> handed;
+  for (const auto& some : taken) {
+    for (const shared_stream& s : some) handed.insert(s.get());
+  }
+  CHECK(handed.size() == 4);
+  for (const cudaStream_t h : handed) CHECK(fake_cuda_green_context_of(h) == p.green_context());
 }
