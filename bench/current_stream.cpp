@@ -85,8 +85,8 @@ streamlike_current_stream_provider table(const char* name, std::int32_t priority
                                          int (*get)(void*, std::int32_t, void**),
                                          int (*set)(void*, std::int32_t, void*)) {
   streamlike_current_stream_provider p{};
-  p.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-  p.struct_size = sizeof p;
+  p.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
+  p.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
   p.priority = priority;
   p.name = name;
   p.get = get;

@@ -69,11 +69,14 @@ STREAMLIKE_API int streamlike_current_stream_unregister(const char* name) {
 static int check_enabled_for_c(void) { return streamlike::current_stream_check_enabled() ? 1 : 0; }
 
 STREAMLIKE_API const streamlike_current_stream_api* streamlike_current_stream_api_table(void) {
-  static constexpr streamlike_current_stream_api table = {
-      STREAMLIKE_CURRENT_STREAM_API_VERSION, sizeof(streamlike_current_stream_api),
-      &streamlike_current_stream_get,        &streamlike_current_stream_set,
-      &streamlike_current_stream_restore,    &streamlike_current_stream_register,
-      &streamlike_current_stream_unregister, &check_enabled_for_c};
+  static constexpr streamlike_current_stream_api table = {STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION,
+                                                          STREAMLIKE_CURRENT_STREAM_API_MINOR_VERSION,
+                                                          &streamlike_current_stream_get,
+                                                          &streamlike_current_stream_set,
+                                                          &streamlike_current_stream_restore,
+                                                          &streamlike_current_stream_register,
+                                                          &streamlike_current_stream_unregister,
+                                                          &check_enabled_for_c};
   return &table;
 }
 

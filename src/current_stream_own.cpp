@@ -58,8 +58,8 @@ void* own_more_get(std::size_t device) noexcept {
 
 streamlike_current_stream_provider own_provider() noexcept {
   streamlike_current_stream_provider own{};
-  own.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-  own.struct_size = sizeof own;
+  own.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
+  own.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
   own.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE;
   own.name = own_name;
   own.get = &own_get;

@@ -102,24 +102,18 @@ std::vector<current_stream_provider_info> current_stream_providers() {
 namespace {
 
 void check_provider(const streamlike_current_stream_provider& provider) {
-  constexpr std::uint32_t known = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-  if (provider.version == 0) {
-    throw std::invalid_argument("streamlike::register_current_stream_provider: provider version 0 is no version (an "
-                                "unfilled table?); expected 1 to " +
-                                std::to_string(known) + " (STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION)");
+  // Any minor of the major this streamlike reads: every field it reads is in minor 0, and a later
+  // minor only appends (the copy the registry keeps is of the fields it knows).
+  constexpr std::uint32_t known = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
+  if (provider.major_version == 0) {
+    throw std::invalid_argument("streamlike::register_current_stream_provider: provider major version 0 is no "
+                                "version (an unfilled table?); expected " +
+                                std::to_string(known) + " (STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION)");
   }
-  if (provider.version > known) {
-    throw std::invalid_argument("streamlike::register_current_stream_provider: unknown provider version " +
-                                std::to_string(provider.version) + "; this streamlike knows versions 1 to " +
-                                std::to_string(known));
-  }
-  // Version 1's table is the whole struct this streamlike knows (later versions add at the end).
-  if (provider.struct_size < sizeof(streamlike_current_stream_provider)) {
-    throw std::invalid_argument("streamlike::register_current_stream_provider: struct_size " +
-                                std::to_string(provider.struct_size) + " is smaller than version " +
-                                std::to_string(provider.version) + "'s table (" +
-                                std::to_string(sizeof(streamlike_current_stream_provider)) +
-                                " bytes): set struct_size = sizeof(streamlike_current_stream_provider)");
+  if (provider.major_version != known) {
+    throw std::invalid_argument("streamlike::register_current_stream_provider: unknown provider major version " +
+                                std::to_string(provider.major_version) + "; this streamlike reads major version " +
+                                std::to_string(known) + " (any minor)");
   }
   if (provider.name == nullptr || provider.name[0] == '\0')
     throw std::invalid_argument("streamlike::register_current_stream_provider: the provider has no name");

@@ -59,8 +59,8 @@ bool find_tvm_ffi(streamlike_current_stream_provider& out, current::direct_get& 
   tvm_found.set = function_in<tvm_set_fn>(lib, "TVMFFIEnvSetStream");
   if (tvm_found.get == nullptr) return false;
   out = streamlike_current_stream_provider{};
-  out.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-  out.struct_size = sizeof out;
+  out.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
+  out.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
   out.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_TVM_FFI;
   out.name = "tvm-ffi";
   out.context = &tvm_found;

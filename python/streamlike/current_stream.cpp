@@ -429,8 +429,8 @@ void register_cupy_if_loaded() noexcept {
       }
       cupy = found;
       streamlike_current_stream_provider table{};
-      table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-      table.struct_size = sizeof table;
+      table.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
+      table.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
       table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_CUPY;
       table.name = "cupy";
       table.get = &cupy_get;

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Finds a third-party package the adapter tests build against; prints KEY=VALUE lines.
 
-Usage: locate.py {cccl,rmm,torch} SOURCE_ROOT
+Usage: locate.py {cccl,rmm,torch,xla_ffi,tvm_ffi} SOURCE_ROOT
 
 Exit status 0 with the lines below when found, 1 (with the reason on stderr) when not.
   cccl:  include=DIR                  a CCCL newer than the toolkit's
   rmm:   include=DIR (RMM, then the CCCL it ships), libdir=DIR (librmm.so, librapids_logger.so)
   torch: include=DIR..., libdir=DIR   torch's C++ headers and libc10*.so
+  xla_ffi: include=DIR                XLA's FFI headers (DIR/xla/ffi/api/ffi.h)
+  tvm_ffi: include=DIR, libdir=DIR    tvm-ffi's C++ headers (and DLPack's), libtvm_ffi.so
 This is the one place that decides where each is looked for (the root meson.build asks it once for
 the newer CCCL, unless -Dcccl_include_dir names one; scripts/setup unpacks into .deps/), first hit wins:
   cccl:  $STREAMLIKE_NEWER_CCCL; SOURCE_ROOT/.deps/cccl/include (scripts/setup unpacks the
@@ -15,6 +17,10 @@ the newer CCCL, unless -Dcccl_include_dir names one; scripts/setup unpacks into 
          the librmm Python package. rapids_logger likewise ($STREAMLIKE_RAPIDS_LOGGER_ROOT,
          .deps/rapids_logger, the rapids_logger package)
   torch: the torch Python package (torch.utils.cpp_extension), imported by this interpreter
+  xla_ffi: $STREAMLIKE_XLA_FFI_INCLUDE; the jaxlib package's include/ (what jax.ffi.include_dir()
+         names)
+  tvm_ffi: $STREAMLIKE_TVM_FFI_ROOT (the tvm_ffi package folder, e.g. unpacked from the wheel in
+         .deps/wheels); the tvm_ffi Python package (its include/ and lib/, what tvm_ffi.libinfo names)
 Python packages are located with importlib.util.find_spec, which does not import them (importing
 cuda.cccl would demand cuda.bindings), except torch, whose paths only torch can tell.
 """
@@ -87,12 +93,49 @@ def locate_torch(_root):
     return lines, None
 
 
+def locate_xla_ffi(_root):
+    jaxlib = package_dir("jaxlib")
+    found = first_dir(
+        [
+            os.environ.get("STREAMLIKE_XLA_FFI_INCLUDE"),
+            jaxlib / "include" if jaxlib else None,
+        ]
+    )
+    if found is None or not (found / "xla" / "ffi" / "api" / "ffi.h").is_file():
+        return None, (
+            f"no XLA FFI headers (jaxlib is not importable by {sys.executable}; "
+            "pip install jax, or set STREAMLIKE_XLA_FFI_INCLUDE to the folder holding xla/ffi/api/ffi.h)"
+        )
+    return [f"include={found}"], None
+
+
+def locate_tvm_ffi(_root):
+    found = first_dir([os.environ.get("STREAMLIKE_TVM_FFI_ROOT"), package_dir("tvm_ffi")])
+    if found is None or not (found / "include" / "tvm" / "ffi" / "function.h").is_file():
+        return None, (
+            f"no tvm-ffi headers (tvm_ffi is not importable by {sys.executable}; pip install apache-tvm-ffi "
+            "from .deps/wheels, or set STREAMLIKE_TVM_FFI_ROOT to the tvm_ffi package folder)"
+        )
+    if not (found / "lib" / "libtvm_ffi.so").is_file():
+        return None, f"tvm-ffi headers found in {found} but not lib/libtvm_ffi.so"
+    return [f"include={found / 'include'}", f"libdir={found / 'lib'}"], None
+
+
+LOCATORS = {
+    "cccl": locate_cccl,
+    "rmm": locate_rmm,
+    "torch": locate_torch,
+    "xla_ffi": locate_xla_ffi,
+    "tvm_ffi": locate_tvm_ffi,
+}
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("cccl", "rmm", "torch"):
+    if len(argv) != 3 or argv[1] not in LOCATORS:
         print(__doc__, file=sys.stderr)
         return 2
     root = Path(argv[2])
-    lines, why = {"cccl": locate_cccl, "rmm": locate_rmm, "torch": locate_torch}[argv[1]](root)
+    lines, why = LOCATORS[argv[1]](root)
     if lines is None:
         print(why, file=sys.stderr)
         return 1

@@ -61,38 +61,38 @@ inline const streamlike_current_stream_api* package_table() {
   return streamlike::python::detail::package_current_stream();
 }
 
-/// (version, struct_size) of the package's table; (0, 0) without the package.
-inline std::pair<unsigned, unsigned> package_table_size() {
+/// (major, minor) version of the package's table; (0, 0) without the package.
+inline std::pair<unsigned, unsigned> package_table_version() {
   const auto* api = package_table();
-  return api != nullptr ? std::pair<unsigned, unsigned>{api->version, api->struct_size}
+  return api != nullptr ? std::pair<unsigned, unsigned>{api->major_version, api->minor_version}
                         : std::pair<unsigned, unsigned>{};
 }
 
 /// Registers (true) or unregisters (false) the module's framework in the package, answering
-/// `address` on this thread, its table declaring `version` and `struct_size`; the table's result code.
-inline int join_package_as(bool join, std::uintptr_t address, unsigned version, unsigned struct_size) {
+/// `address` on this thread, its table declaring `major` and `minor`; the table's result code.
+inline int join_package_as(bool join, std::uintptr_t address, unsigned major, unsigned minor) {
   const auto* api = package_table();
   if (api == nullptr) return -1;
   module_framework_stream = reinterpret_cast<void*>(address); // NOLINT(performance-no-int-to-ptr)
   if (!join) return api->unregister_provider("module-framework");
   streamlike_current_stream_provider table{};
-  table.version = version;
-  table.struct_size = struct_size;
+  table.major_version = major;
+  table.minor_version = minor;
   table.priority = 150;
   table.name = "module-framework";
   table.get = &module_framework_get;
   return api->register_provider(&table);
 }
 
-/// join_package_as with this streamlike's provider version and table size.
+/// join_package_as with this streamlike's provider version.
 inline int join_package(bool join, std::uintptr_t address) {
-  return join_package_as(join, address, STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION,
-                         sizeof(streamlike_current_stream_provider));
+  return join_package_as(join, address, STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION,
+                         STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION);
 }
 
-/// (provider version, its table's size) this module was built with.
-inline std::pair<unsigned, unsigned> provider_version_and_size() {
-  return {STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION, sizeof(streamlike_current_stream_provider)};
+/// (major, minor) provider version this module was built with.
+inline std::pair<unsigned, unsigned> provider_version() {
+  return {STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION, STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION};
 }
 
 /// Through the package's table: sets `address` current on `device`, reads the package's current
@@ -202,13 +202,13 @@ void bind_common(Module& m) {
   m.def("time_current_stream", &time_current_stream);
   m.def("time_scope", &time_scope);
   m.def("link_package", &streamlike::python::link_package_current_stream);
-  m.def("package_table_size", &package_table_size);
+  m.def("package_table_version", &package_table_version);
   m.def("view_arg", &view_arg);
   m.def("check_active", &streamlike::python::detail::check_active);
   m.def("can_call_python_here_and_elsewhere", &can_call_python_here_and_elsewhere);
   m.def("join_package", &join_package);
   m.def("join_package_as", &join_package_as);
-  m.def("provider_version_and_size", &provider_version_and_size);
+  m.def("provider_version", &provider_version);
   m.def("set_in_package", &set_in_package);
 }
 

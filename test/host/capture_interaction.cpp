@@ -142,8 +142,8 @@ public:
       case who::framework_provider: {
         REQUIRE(cudaStreamBeginCapture(stream, static_cast<cudaStreamCaptureMode>(mode)) == cudaSuccess);
         streamlike_current_stream_provider p{};
-        p.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-        p.struct_size = sizeof p;
+        p.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
+        p.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
         p.name = "test framework";
         p.priority = 300;
         p.get = &provider_get;

@@ -96,8 +96,8 @@ thread_local int token_framework::leaves = 0;
 streamlike_current_stream_provider table(const char* name, int32_t priority, decltype(&fake_framework::get) get,
                                          decltype(&fake_framework::set) set) {
   streamlike_current_stream_provider p{};
-  p.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-  p.struct_size = sizeof p;
+  p.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
+  p.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
   p.priority = priority;
   p.name = name;
   p.get = get;
@@ -327,7 +327,7 @@ TEST_CASE("registration refuses bad providers by name, and a name twice") {
   auto no_name = good;
   no_name.name = "";
   auto bad_version = good;
-  bad_version.version = 99;
+  bad_version.major_version = 99;
   const auto no_get_error =
       host_test::thrown<std::invalid_argument>([&] { streamlike::register_current_stream_provider(no_get); });
   REQUIRE(no_get_error.has_value());
@@ -570,20 +570,18 @@ TEST_CASE("the provider table is versioned and sized: version 0, a newer version
   };
   auto p = table("versioned", 10, &fake_framework::get, &fake_framework::set);
   auto unfilled = p;
-  unfilled.version = 0;
-  refused(unfilled, "provider version 0 is no version");
+  unfilled.major_version = 0;
+  refused(unfilled, "provider major version 0 is no version");
   auto newer = p;
-  newer.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION + 1;
-  refused(newer, "knows versions 1 to 1");
-  auto short_table = p;
-  short_table.struct_size = offsetof(streamlike_current_stream_provider, enter);
-  refused(short_table, "is smaller than version 1's table");
-  auto zero_size = p;
-  zero_size.struct_size = 0;
-  refused(zero_size, "struct_size 0");
+  newer.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION + 1;
+  refused(newer, "reads major version 1 (any minor)");
   CHECK(provider_names() == std::vector<std::string>{"streamlike"});
-  const registered accepted{p}; // version 1, its own size
-  CHECK(provider_names() == std::vector<std::string>{"versioned", "streamlike"});
+  auto newer_minor = p; // a later minor only appends: this streamlike reads the fields it knows
+  newer_minor.name = "newer-minor";
+  newer_minor.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION + 1;
+  const registered accepted_newer{newer_minor};
+  const registered accepted{p}; // this major and minor
+  CHECK(provider_names() == std::vector<std::string>{"newer-minor", "versioned", "streamlike"});
 }
 
 TEST_CASE("the C entry point reads the current stream as current_stream() does, and fails by its code") {
@@ -610,8 +608,8 @@ TEST_CASE("the C table sets, reads and restores, and registers and unregisters, 
   reset_fakes();
   const streamlike_current_stream_api* api = streamlike_current_stream_api_table();
   REQUIRE(api != nullptr);
-  CHECK(api->version == STREAMLIKE_CURRENT_STREAM_API_VERSION);
-  CHECK(api->struct_size == sizeof(streamlike_current_stream_api));
+  CHECK(api->major_version == STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION);
+  CHECK(api->minor_version == STREAMLIKE_CURRENT_STREAM_API_MINOR_VERSION);
   const auto p = table("through-table", 10, &fake_framework::get, &fake_framework::set);
   REQUIRE(api->register_provider(&p) == STREAMLIKE_CURRENT_STREAM_REGISTERED);
   fake_framework::current[device] = s3.get();

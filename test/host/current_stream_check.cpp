@@ -91,8 +91,8 @@ TEST_CASE("the check is off unless STREAMLIKE_CHECK_CURRENT_STREAM or a call tur
 TEST_CASE("a stream other than the current one is reported once per call site, naming the provider") {
   const checking on;
   streamlike_current_stream_provider framework{};
-  framework.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-  framework.struct_size = sizeof framework;
+  framework.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
+  framework.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
   framework.priority = 10;
   framework.name = "framework";
   framework.get = &framework_get;

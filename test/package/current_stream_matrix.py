@@ -367,13 +367,12 @@ def run_exit_on_another_thread(fw, kind, device):
 # --- A framework joining from C: the provider table's version and size --------------------------
 REGISTERED, BAD_PROVIDER = 0, 1  # streamlike/c/current_stream_provider.h
 
-# (what the table declares, as a function of this build's (version, size); the registry's answer)
+# (what the table declares, as a function of this build's (major, minor); the registry's answer)
 REGISTRATIONS = [
-    ("this version and size", lambda v, n: (v, n), REGISTERED),
-    ("a larger table of this version", lambda v, n: (v, n + 64), REGISTERED),
-    ("version 0", lambda v, n: (0, n), BAD_PROVIDER),
-    ("a version newer than known", lambda v, n: (v + 1, n), BAD_PROVIDER),
-    ("a table smaller than its version's", lambda v, n: (v, n - 8), BAD_PROVIDER),
+    ("this major and minor", lambda major, minor: (major, minor), REGISTERED),
+    ("a newer minor of this major (a longer table)", lambda major, minor: (major, minor + 1), REGISTERED),
+    ("major 0", lambda major, minor: (0, minor), BAD_PROVIDER),
+    ("a newer major", lambda major, minor: (major + 1, 0), BAD_PROVIDER),
 ]
 
 
@@ -382,10 +381,10 @@ def run_registration(fw, declares, status, address=0xC000):
     package's capsule declaring what `declares` gives: registered ones are asked by
     current_stream() (outside any scope, torch on its default stream: the first specific answer)
     and unregister; refused ones never appear among the providers."""
-    version, size = declares(*fw.bridge.provider_version_and_size())
-    got = fw.bridge.join_package_as(True, address, version, size)
+    major, minor = declares(*fw.bridge.provider_version())
+    got = fw.bridge.join_package_as(True, address, major, minor)
     try:
-        assert got == status, f"a provider declaring version {version}, size {size}: {got}, expected {status}"
+        assert got == status, f"a provider declaring version {major}.{minor}: {got}, expected {status}"
         names = fw.sl.current_stream_providers()
         assert ("module-framework" in names) == (status == REGISTERED), names
         want = address if status == REGISTERED else LEGACY

@@ -240,9 +240,9 @@ def test_the_python_switch_of_the_check_reaches_a_modules_check_sites(sl, curren
 
 
 def test_a_framework_joins_the_package_from_c_through_its_capsule(sl, current_module):
-    # The capsule's table (streamlike/c/current_stream_provider.h) is versioned and sized.
-    version, size = current_module.package_table_size()
-    assert version >= 1 and size >= 2 * 4 + 5 * 8, (version, size)  # two words, five functions
+    # The capsule's table (streamlike/c/current_stream_provider.h): major 1, any minor.
+    major, minor = current_module.package_table_version()
+    assert major == 1 and minor >= 0, (major, minor)
     assert current_module.join_package(True, 0xC000) == 0  # registered
     try:
         assert "module-framework" in sl.current_stream_providers()

@@ -11,11 +11,13 @@ import re
 import sys
 from pathlib import Path
 
-# What may skip on CI: what needs a GPU, and torch (scripts/setup does not install it).
+# What may skip on CI: what needs a GPU, and torch and XLA's FFI headers (jaxlib), which
+# scripts/setup does not install.
 MAY_SKIP = [
     "gpu",
     "*_gpu",
     "adapters/torch",
+    "adapters/xla_ffi",
     "bench-smoke/bench-smoke-stream_pool",
     "bench-smoke/bench-smoke-ordering",
     "bench-smoke/bench-smoke-owner_queries",

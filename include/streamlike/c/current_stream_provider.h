@@ -18,11 +18,13 @@
 extern "C" {
 #endif
 
-/* The version of streamlike_current_stream_provider a registrant fills in. Registration accepts
- * every version from 1 to the one it knows (a table of an older version keeps working when
- * streamlike grows), refuses 0 (an unfilled table) and newer ones. A later version only adds
- * fields at the end, and struct_size says how much of the table the registrant filled. */
-#define STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION 1
+/* The version of streamlike_current_stream_provider a registrant fills in, under the rule every C
+ * struct streamlike exchanges follows (the owned stream's too: docs/owned-stream-abi.md, "Versions"):
+ * a major and a minor version first; a reader accepts its own major with any minor and refuses any
+ * other major (0: an unfilled table); a minor only appends fields, which a reader of an older minor
+ * never reads, and a reader of a newer minor reads only where the writer's minor has them. */
+#define STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION 1
+#define STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION 0
 
 /* What get and set return. */
 /* Done: get wrote the stream; set made it current. */
@@ -46,9 +48,9 @@ extern "C" {
  * implementation catches everything and returns STREAMLIKE_CURRENT_STREAM_FAILED), must not call
  * back into streamlike's registration, and must not block on another thread. */
 typedef struct streamlike_current_stream_provider {
-  uint32_t version;     /* STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION */
-  uint32_t struct_size; /* sizeof(streamlike_current_stream_provider) as the registrant compiled it */
-  int32_t priority;     /* lower is asked first; equal priorities: the earlier registration first */
+  uint32_t major_version; /* STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION */
+  uint32_t minor_version; /* STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION as the registrant compiled it */
+  int32_t priority;       /* lower is asked first; equal priorities: the earlier registration first */
   /* Unique among registered providers, e.g. "torch"; copied at registration. */
   const char* name;
   /* Passed to get and set; the registrant's. Must stay valid while registered, and after
@@ -76,9 +78,9 @@ typedef struct streamlike_current_stream_provider {
 /* Results of register/unregister. */
 #define STREAMLIKE_CURRENT_STREAM_REGISTERED 0
 #define STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER \
-  1                                            /* NULL, no name, no get, version 0 or newer than
-                                                    known, a struct_size smaller than its version's
-                                                    table, or only one of enter and leave */
+  1                                            /* NULL, no name, no get, a major version other
+                                                    than STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION,
+                                                    or only one of enter and leave */
 #define STREAMLIKE_CURRENT_STREAM_NAME_TAKEN 2 /* a provider of that name is registered */
 #define STREAMLIKE_CURRENT_STREAM_NOT_FOUND 3  /* unregister: no provider of that name */
 
@@ -110,18 +112,19 @@ int streamlike_current_stream_restore(void* token);
  * link: the streamlike Python package exports its copy's table in a PyCapsule named
  * STREAMLIKE_CURRENT_STREAM_API_CAPSULE, attribute `_current_stream_api` of the module
  * `streamlike._streamlike` (PyCapsule_Import(STREAMLIKE_CURRENT_STREAM_API_CAPSULE, 0)), where its
- * `use` blocks and CuPy's provider live. Versioned and sized like the provider table: a reader
- * checks version >= 1 and struct_size >= the end of the last field it calls (later versions only
- * append). The package's functions need the GIL held (CuPy's provider runs Python). */
-#define STREAMLIKE_CURRENT_STREAM_API_VERSION 1
+ * `use` blocks and CuPy's provider live. Versioned as the provider table: a reader checks the
+ * major version and, for a field a later minor appends, the minor. The package's functions need
+ * the GIL held (CuPy's provider runs Python). */
+#define STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION 1
+#define STREAMLIKE_CURRENT_STREAM_API_MINOR_VERSION 0
 #define STREAMLIKE_CURRENT_STREAM_API_CAPSULE "streamlike._streamlike._current_stream_api"
 
 typedef struct streamlike_current_stream_api {
-  uint32_t version;                                       /* STREAMLIKE_CURRENT_STREAM_API_VERSION */
-  uint32_t struct_size;                                   /* sizeof(streamlike_current_stream_api) of the exporter */
-  int (*get)(int32_t device, void** stream);              /* streamlike_current_stream_get */
-  int (*set)(int32_t device, void* stream, void** token); /* streamlike_current_stream_set */
-  int (*restore)(void* token);                            /* streamlike_current_stream_restore */
+  uint32_t major_version;                                              /* STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION */
+  uint32_t minor_version;                                              /* STREAMLIKE_CURRENT_STREAM_API_MINOR_VERSION */
+  int (*get)(int32_t device, void** stream);                           /* streamlike_current_stream_get */
+  int (*set)(int32_t device, void* stream, void** token);              /* streamlike_current_stream_set */
+  int (*restore)(void* token);                                         /* streamlike_current_stream_restore */
   int (*register_provider)(const streamlike_current_stream_provider*); /* streamlike_current_stream_register */
   int (*unregister_provider)(const char* name);                        /* streamlike_current_stream_unregister */
   int (*check_enabled)(void); /* 1 while this copy's current-stream check is on (its switch) */

@@ -76,8 +76,8 @@ namespace detail {
 inline bool link_package_current_stream() {
   if (detail::package_current_stream() == nullptr) return false;
   streamlike_current_stream_provider table{};
-  table.version = STREAMLIKE_CURRENT_STREAM_PROVIDER_VERSION;
-  table.struct_size = sizeof table;
+  table.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
+  table.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
   table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE - 1;
   table.name = "streamlike-package";
   table.get = &detail::package_provider_get;

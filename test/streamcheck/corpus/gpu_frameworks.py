@@ -1,11 +1,12 @@
-"""streamcheck's Python corpus: real bug shapes of torch and CuPy programs, each with its fix, run
+"""streamcheck's Python corpus: real bug shapes of torch, CuPy and tvm-ffi programs, each with its fix, run
 by corpus.py under `python -m streamlike.check`. The line of each bug ends in `# the bug`, which
 corpus.py finds to check the report's file:line. A bug variant catches the error CUDA answers its
 bug with (the report came before it) and says it on stderr; a fixed variant lets every error
 through and checks that its work was done (a capture replayed, a result read back).
 
 usage: gpu_frameworks.py SHAPE bug|fixed
-exits 77 without torch, CuPy (or, for one fixed variant, the streamlike package) or a CUDA device"""
+exits 77 without torch, CuPy or tvm-ffi where the shape needs it (or, for the fixed variants that
+use it, the streamlike package) or a CUDA device"""
 
 import sys
 
@@ -80,6 +81,57 @@ def torch_extension_on_stream_zero(bug):
         else:
             ext.scale_on_current_stream(x)
     torch.cuda.synchronize()
+
+
+TVM_FFI_SOURCE = r"""
+__global__ void scale(float* x, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) x[i] *= 2;
+}
+
+// A tvm-ffi kernel launches on tvm-ffi's environment stream for the tensor's device, as tvm-ffi
+// asks its kernels to: whoever calls it sets that stream.
+void scale_on_env_stream(tvm::ffi::TensorView x) {
+  const DLDevice device = x.device();
+  const auto stream = static_cast<cudaStream_t>(TVMFFIEnvGetStream(device.device_type, device.device_id));
+  scale<<<static_cast<unsigned>((x.numel() + 255) / 256), 256, 0, stream>>>(static_cast<float*>(x.data_ptr()),
+                                                                           x.numel());
+}
+"""
+
+
+def tvm_ffi_env_stream_not_following_torch(bug):
+    # tvm-ffi sets its environment stream from torch's current stream only for the length of a
+    # call that is handed a torch tensor; a caller holding tvm-ffi tensors (converted once, as a
+    # library that keeps them does) calls with nothing set, and the kernel launches on the default
+    # stream inside torch.cuda.stream(s).
+    torch, tvm_ffi = need("torch"), need("tvm_ffi")
+    from tvm_ffi import cpp as tvm_ffi_cpp
+
+    # Built with nvcc and ninja, which built the corpus's own programs: a failure here is one.
+    ext = tvm_ffi_cpp.load_inline(
+        name="streamcheck_corpus_tvm_ffi", cuda_sources=TVM_FFI_SOURCE, functions=["scale_on_env_stream"]
+    )
+    x = torch.ones(1024, device="cuda")
+    x_ffi = tvm_ffi.from_dlpack(x)
+    dev = tvm_ffi.device("cuda", x.device.index or 0)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    if bug:
+        with torch.cuda.stream(s):
+            ext.scale_on_env_stream(x_ffi)  # the bug
+        torch.cuda.synchronize()
+        return
+    streamlike = need("streamlike")
+    with streamlike.use(s):  # torch, tvm-ffi and streamlike all on s
+        assert tvm_ffi.get_raw_stream(dev) == s.cuda_stream, (tvm_ffi.get_raw_stream(dev), s.cuda_stream)
+        ext.scale_on_env_stream(x_ffi)
+    with torch.cuda.stream(s):
+        ext.scale_on_env_stream(x)  # a torch tensor: tvm-ffi sets its stream from torch's for the call
+    with tvm_ffi.use_torch_stream(torch.cuda.stream(s)):  # tvm-ffi's own way to follow torch
+        ext.scale_on_env_stream(x_ffi)
+    torch.cuda.synchronize()
+    assert float(x.sum()) == 1024 * 8.0, float(x.sum())  # ones, doubled three times
 
 
 def said(e):
@@ -174,42 +226,13 @@ def foreign_event_sync_inside_cupy_capture(bug):
         assert float(x.sum()) == 16 * 4.0, float(x.sum())
 
 
-def torch_training_step(bug):
-    # The clean reference: a small model's forward, backward and optimizer step, on a side stream.
-    torch = need("torch")
-    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).cuda()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            x = torch.randn(32, 64, device="cuda")
-            loss = model(x).square().mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    torch.cuda.synchronize()
-
-
-def cupy_pipeline(bug):
-    cupy = need("cupy")
-    s = cupy.cuda.Stream(non_blocking=True)
-    with s:
-        a = cupy.random.random((256, 256))
-        b = (a @ a.T).sum(axis=0)
-        host = cupy.asnumpy(b, stream=s)
-    s.synchronize()
-    assert host.shape == (256,)
-
-
 SHAPES = {
     "torch-extension-on-stream-zero": torch_extension_on_stream_zero,
     "cupy-op-inside-torch-stream": cupy_op_inside_torch_stream,
+    "tvm-ffi-env-stream-not-following-torch": tvm_ffi_env_stream_not_following_torch,
     "torch-sync-inside-graph": torch_sync_inside_graph,
     "cuda-malloc-inside-graph": cuda_malloc_inside_graph,
     "foreign-event-sync-inside-cupy-capture": foreign_event_sync_inside_cupy_capture,
-    "torch-training-step": torch_training_step,
-    "cupy-pipeline": cupy_pipeline,
 }
 
 if __name__ == "__main__":

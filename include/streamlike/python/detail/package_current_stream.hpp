@@ -57,8 +57,8 @@ namespace detail {
     return nullptr;
   }
   auto* api = static_cast<const package_current_stream_api*>(PyCapsule_Import(package_current_stream_capsule, 0));
-  // Version 1's fields, all of which this header calls; a later version only appends.
-  if (api == nullptr || api->version < 1 || api->struct_size < sizeof(package_current_stream_api)) {
+  // Major 1, any minor: every field this header calls is in minor 0 (a later minor only appends).
+  if (api == nullptr || api->major_version != STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION) {
     PyErr_Clear();
     return nullptr;
   }
