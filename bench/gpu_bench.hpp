@@ -66,14 +66,15 @@ inline void check(cudaError_t status, const char* what) {
   }
 }
 
-/// The driver function `symbol` (its CUDA 12.0 ABI), fetched through cudart as libstreamlike
-/// fetches its own; aborts the run if the driver lacks it.
+/// The driver function `symbol` (its ABI as of CUDA `version`: 12.0 unless a later one is named,
+/// as green contexts need), fetched through cudart as libstreamlike fetches its own; aborts the
+/// run if the driver lacks it.
 template <class Fn>
-Fn driver_entry_point(const char* symbol) {
+Fn driver_entry_point(const char* symbol, unsigned int version = 12000) {
   void* address = nullptr;
   cudaDriverEntryPointQueryResult found{};
   const std::string what = std::string("cudaGetDriverEntryPointByVersion(") + symbol + ")";
-  check(cudaGetDriverEntryPointByVersion(symbol, &address, 12000, cudaEnableDefault, &found), what.c_str());
+  check(cudaGetDriverEntryPointByVersion(symbol, &address, version, cudaEnableDefault, &found), what.c_str());
   if (found != cudaDriverEntryPointSuccess || address == nullptr) {
     std::fprintf(stderr, "%s found nothing\n", what.c_str());
     std::exit(2);

@@ -34,6 +34,16 @@ entry_points load() noexcept {
   resolve(e.stream_create_with_priority, "cuStreamCreateWithPriority");
   resolve(e.stream_destroy, "cuStreamDestroy"); // _v2 as of 12.0, what cudaStreamDestroy calls
   resolve(e.stream_get_id, "cuStreamGetId");
+  resolve(e.device_get_dev_resource, "cuDeviceGetDevResource", 13000);
+  resolve(e.ctx_get_dev_resource, "cuCtxGetDevResource", 13000);
+  resolve(e.green_ctx_get_dev_resource, "cuGreenCtxGetDevResource", 13000);
+  resolve(e.dev_sm_resource_split_by_count, "cuDevSmResourceSplitByCount", 13000);
+  resolve(e.dev_resource_generate_desc, "cuDevResourceGenerateDesc", 13000);
+  resolve(e.green_ctx_create, "cuGreenCtxCreate", 13000);
+  resolve(e.green_ctx_destroy, "cuGreenCtxDestroy", 13000);
+  resolve(e.ctx_from_green_ctx, "cuCtxFromGreenCtx", 13000);
+  resolve(e.green_ctx_stream_create, "cuGreenCtxStreamCreate", 13000);
+  resolve(e.stream_get_green_ctx, "cuStreamGetGreenCtx", 13000);
   return e;
 }
 

@@ -46,6 +46,21 @@ struct entry_points {
   /// part of complete().
   CUresult (*thread_exchange_stream_capture_mode)(CUstreamCaptureMode*) = nullptr;
 
+  /// Green contexts (SM partitions: src/partition.cpp), resolved with their CUDA 13 ABI (the
+  /// size of CUdevResource changed with it). Null with a driver that has none (before CUDA 12.4);
+  /// not part of complete(): partition::create names the missing one.
+  CUresult (*device_get_dev_resource)(CUdevice, CUdevResource*, CUdevResourceType) = nullptr;
+  CUresult (*ctx_get_dev_resource)(CUcontext, CUdevResource*, CUdevResourceType) = nullptr;
+  CUresult (*green_ctx_get_dev_resource)(CUgreenCtx, CUdevResource*, CUdevResourceType) = nullptr;
+  CUresult (*dev_sm_resource_split_by_count)(CUdevResource*, unsigned int*, const CUdevResource*, CUdevResource*,
+                                             unsigned int, unsigned int) = nullptr;
+  CUresult (*dev_resource_generate_desc)(CUdevResourceDesc*, CUdevResource*, unsigned int) = nullptr;
+  CUresult (*green_ctx_create)(CUgreenCtx*, CUdevResourceDesc, CUdevice, unsigned int) = nullptr;
+  CUresult (*green_ctx_destroy)(CUgreenCtx) = nullptr;
+  CUresult (*ctx_from_green_ctx)(CUcontext*, CUgreenCtx) = nullptr;
+  CUresult (*green_ctx_stream_create)(CUstream*, CUgreenCtx, unsigned int, int) = nullptr;
+  CUresult (*stream_get_green_ctx)(CUstream, CUgreenCtx*) = nullptr;
+
   [[nodiscard]] bool complete() const noexcept {
     return stream_get_ctx && ctx_get_id && primary_ctx_get_state && primary_ctx_retain && primary_ctx_release;
   }

@@ -3,6 +3,7 @@
 #include "capture_checks.hpp"
 #include "cuda_context.hpp"
 #include "error_messages.hpp"
+#include "partition_streams.hpp"
 #include "stream_lifecycle.hpp"
 
 #include <streamlike/detail/shared_stream_access.hpp>
@@ -17,6 +18,7 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <utility>
 
 namespace streamlike {
 namespace detail {
@@ -94,6 +96,7 @@ private:
         destroy_stream_on_device(handle(), facts->device);
       }
     }
+    drop_partition_of(handle()); // a unique_stream made on a partition, then moved in
     delete this;
   }
 
@@ -124,7 +127,38 @@ shared_stream immortal(cudaStream_t handle) noexcept { return shared_stream_acce
 } // namespace
 } // namespace detail
 
+namespace detail {
+namespace {
+
+// What keeps a green-context stream: the stream, destroyed first, then the partition's copy,
+// which may destroy the green context.
+struct green_stream_keeper {
+  cudaStream_t handle;
+  int device;
+  partition on;
+  green_stream_keeper(cudaStream_t h, int d, partition p) noexcept : handle(h), device(d), on(std::move(p)) {}
+  green_stream_keeper(green_stream_keeper&& other) noexcept
+      : handle(std::exchange(other.handle, nullptr)), device(other.device), on(std::move(other.on)) {}
+  green_stream_keeper& operator=(green_stream_keeper&&) = delete;
+  ~green_stream_keeper() {
+    if (handle != nullptr) destroy_green_stream(handle, device);
+  }
+};
+
+[[gnu::noinline]] shared_stream create_on_partition(const stream_options& options) {
+  const green_stream made = create_green_stream(options, "shared_stream::create");
+  // Owned by the keeper from here: if the block's allocation throws, the keeper destroys it.
+  green_stream_keeper keeper(made.handle, made.facts.device, *options.partition);
+  return shared_stream_access::make(
+      new holding_block<green_stream_keeper>(made.handle, std::optional<stream_facts>(made.facts), std::move(keeper)));
+}
+
+} // namespace
+} // namespace detail
+
 shared_stream shared_stream::create(const stream_options& options) {
+  if (options.partition) [[unlikely]]
+    return detail::create_on_partition(options);
   const detail::created_stream created = detail::create_stream(options, "shared_stream::create");
   try {
     return detail::destroying(created.handle, detail::facts_of_created(created), created.primary_context);

@@ -85,8 +85,6 @@ priority_range priority_range_of(int device, const char* who) {
 
 } // namespace
 
-namespace {
-
 void check_priority(int priority, int device, const char* who) {
   const auto [least, greatest] = priority_range_of(device, who);
   if (priority < greatest || priority > least) {
@@ -95,8 +93,6 @@ void check_priority(int priority, int device, const char* who) {
                                 std::to_string(greatest) + " (highest) to " + std::to_string(least) + " (lowest)");
   }
 }
-
-} // namespace
 
 namespace {
 

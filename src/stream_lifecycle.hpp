@@ -19,6 +19,10 @@ namespace streamlike::detail {
 /// process does not have; streamlike::error where the count cannot be read.
 void check_named_device(int device, const char* who);
 
+/// std::invalid_argument naming `who`, the priority and `device`'s range for a priority outside
+/// it (the range asked with `device` current; remembered per device).
+void check_priority(int priority, int device, const char* who);
+
 /// std::invalid_argument for `who` (e.g. "unique_stream::adopt") given a default stream.
 [[noreturn]] void throw_cannot_own_default(const char* who);
 

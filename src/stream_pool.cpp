@@ -1,10 +1,14 @@
 #include "capture_checks.hpp"
 
+#include "partition_streams.hpp"
+
 #include <streamlike/error.hpp>
+#include <streamlike/partition.hpp>
 #include <streamlike/stream_pool.hpp>
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace streamlike {
 
@@ -15,6 +19,44 @@ stream_pool::stream_pool(std::size_t size, const stream_options& options) {
   streams_.reserve(size);
   for (std::size_t i = 0; i < size; ++i) streams_.push_back(shared_stream::create(options));
   device_ = streams_.front().device();
+  priority_ = options.priority;
+}
+
+shared_stream stream_pool::get_for(stream_view caller) {
+  constexpr const char* who = "stream_pool::get_for";
+  CUgreenCtx_st* const green = detail::green_context_of(caller, who);
+  if (green == nullptr) {
+    // A plain stream: the pool's own context is the common case, else its device must be the pool's.
+    void* pool_context = context_.load(std::memory_order_relaxed);
+    if (pool_context == nullptr) {
+      pool_context = detail::context_of(streams_.front().get(), who);
+      context_.store(pool_context, std::memory_order_relaxed);
+    }
+    if (detail::context_of(caller, who) != pool_context) check_device_of(caller);
+    return get();
+  }
+  const std::size_t next = next_.fetch_add(1, std::memory_order_relaxed);
+  const std::lock_guard lock(partitions_lock_);
+  for (const auto& [known, streams] : partition_streams_) {
+    if (known == green) return streams[next % streams.size()];
+  }
+  const partition on = detail::partition_of_green_context(green);
+  if (on.device() != device_) check_device_of(caller); // throws, naming the device
+  std::vector<shared_stream> made;
+  made.reserve(streams_.size());
+  for (std::size_t i = 0; i < streams_.size(); ++i) {
+    made.push_back(shared_stream::create({.priority = priority_, .partition = on}));
+  }
+  // Only once all are made: a failure leaves no sub-pool, and the next call tries again.
+  const auto& added = partition_streams_.emplace_back(green, std::move(made)).second;
+  return added[next % added.size()];
+}
+
+void stream_pool::check_device_of(stream_view caller) const {
+  if (const int device = partition_of(caller).device; device != device_) {
+    throw std::invalid_argument("streamlike: stream_pool::get_for: a stream of device " + std::to_string(device) +
+                                "; expected one of the pool's device " + std::to_string(device_));
+  }
 }
 
 shared_stream stream_pool::get_non_capturing() {

@@ -1,5 +1,6 @@
 // unique_stream (include/streamlike/unique_stream.hpp).
 #include "error_messages.hpp"
+#include "partition_streams.hpp"
 #include "stream_lifecycle.hpp"
 
 #include <streamlike/unique_stream.hpp>
@@ -7,6 +8,16 @@
 namespace streamlike {
 
 unique_stream unique_stream::create(const stream_options& options) {
+  if (options.partition) [[unlikely]] {
+    const detail::green_stream made = detail::create_green_stream(options, "unique_stream::create");
+    try {
+      detail::keep_partition_of(made.handle, *options.partition);
+    } catch (...) {
+      detail::destroy_green_stream(made.handle, made.facts.device);
+      throw;
+    }
+    return unique_stream(made.handle);
+  }
   return unique_stream(detail::create_stream(options, "unique_stream::create").handle);
 }
 
@@ -15,7 +26,10 @@ unique_stream unique_stream::adopt(cudaStream_t handle) {
   return unique_stream(handle);
 }
 
-void unique_stream::destroy(cudaStream_t handle) noexcept { detail::destroy_stream(handle); }
+void unique_stream::destroy(cudaStream_t handle) noexcept {
+  detail::destroy_stream(handle);
+  detail::drop_partition_of(handle); // the partition of a stream made on one, now that it is gone
+}
 
 void unique_stream::throw_empty(const char* what) {
   detail::throw_empty("unique_stream", what, "default-constructed, moved-from or released", "one that owns a stream");

@@ -2,6 +2,8 @@
 #ifndef STREAMLIKE_STREAM_OPTIONS_HPP
 #define STREAMLIKE_STREAM_OPTIONS_HPP
 
+#include <streamlike/partition.hpp>
+
 #include <optional>
 
 namespace streamlike {
@@ -18,6 +20,11 @@ struct stream_options {
   /// cudaStreamNonBlocking: the stream does not synchronize with the legacy default stream.
   /// True by default, as in cuda::stream and RMM's cuda_stream.
   bool non_blocking = true;
+  /// The SM partition (green context) to create the stream in; empty: the device's current
+  /// context. The stream holds a copy, so the green context outlives it. A stream on a partition
+  /// is non-blocking (cuGreenCtxStreamCreate makes no other) and on the partition's device:
+  /// another device or non_blocking = false is refused with std::invalid_argument.
+  std::optional<streamlike::partition> partition{};
 };
 
 } // namespace streamlike

@@ -9,9 +9,12 @@
 #include <streamlike/detail/export.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_options.hpp>
+#include <streamlike/stream_view.hpp>
 
 #include <atomic>
 #include <cstddef>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 namespace streamlike {
@@ -39,6 +42,16 @@ public:
   /// per stream looked at; throws streamlike::error naming stream_pool::get_non_capturing when
   /// every stream of the pool is capturing.
   [[nodiscard]] shared_stream get_non_capturing();
+  /// A pooled stream in the same partition as `caller` (docs/partitions.md): for a stream of a
+  /// green context, the next stream, round-robin, of a sub-pool of size() streams made in that
+  /// green context the first time it is met (shared with the streamlike partition that made it,
+  /// else borrowed: its owner must keep it alive while this pool lives); for a plain stream,
+  /// get(). So a library that forks work from its caller's stream stays inside the caller's SMs.
+  /// Capture-safe driver queries only: cuStreamGetGreenCtx, then for a plain stream cuStreamGetCtx
+  /// (compared with the pool's context), for a green one a lock and a look-up by green context.
+  /// Throws std::invalid_argument for a stream of another device than the pool's,
+  /// streamlike::error when the driver fails.
+  [[nodiscard]] shared_stream get_for(stream_view caller);
   /// The stream at `index % size()`, for callers that want a stable choice.
   [[nodiscard]] const shared_stream& at(std::size_t index) const noexcept { return streams_[index % streams_.size()]; }
 
@@ -46,9 +59,18 @@ public:
   [[nodiscard]] int device() const noexcept { return device_; }
 
 private:
+  void check_device_of(stream_view caller) const;
+
   std::vector<shared_stream> streams_;
   int device_ = -1;
+  int priority_ = 0;
   std::atomic<std::size_t> next_{0};
+  // get_for: the context of the pool's streams (a CUcontext, asked on first use), and the sub-pools
+  // by green context, made on first use. Keyed by handle: each sub-pool's streams keep their green
+  // context alive (or its owner does, for a borrowed one), so the handle cannot be reused meanwhile.
+  std::atomic<void*> context_{nullptr};
+  std::mutex partitions_lock_;
+  std::vector<std::pair<CUgreenCtx_st*, std::vector<shared_stream>>> partition_streams_;
 };
 
 } // namespace streamlike

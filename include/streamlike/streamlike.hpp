@@ -19,6 +19,7 @@
 #include <streamlike/get_stream.hpp>
 #include <streamlike/graph.hpp>
 #include <streamlike/ordering.hpp>
+#include <streamlike/partition.hpp>
 #include <streamlike/retain_until_done.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_encodings.hpp>

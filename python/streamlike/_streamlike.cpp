@@ -12,6 +12,7 @@ NB_MODULE(_streamlike, m) {
   pkg::bind_stream(m);
   pkg::bind_event(m);
   pkg::bind_pool(m);
+  pkg::bind_partition(m);
   pkg::bind_capture(m);
   pkg::bind_functions(m);
   pkg::bind_current_stream(m);

@@ -7,6 +7,7 @@
 //   view.cpp      StreamView            stream.cpp   Stream
 //   event.cpp     Event                 pool.cpp     StreamPool
 //   capture.cpp   capture, Graph, GraphExec, CaptureInfo
+//   partition.cpp Partition, PartitionInfo, partition_of (and StreamView.partition's answer)
 //   functions.cpp wait, wait_external, from_address, from_dlpack_stream, from_cai_stream, retain_until_done, ...
 //   current_stream.cpp  current_stream, use, the providers (CuPy's), conflicts, the check's switch
 //   stream_common.cpp  what StreamView and Stream share (reading, facts, operations, repr)
@@ -232,11 +233,19 @@ extern PyGetSetDef common_getset[];
 /// per process (std::call_once: safe in the free-threaded build too) (current_stream.cpp).
 void register_cupy_if_loaded() noexcept;
 
+/// StreamView.partition and Stream.partition: a PartitionInfo for a stream of a green context, None
+/// for a plain one (partition.cpp).
+[[nodiscard]] PyObject* partition_or_none(stream_view view) noexcept;
+/// Stream.create's partition argument: None (out untouched) or a streamlike.Partition; false with
+/// a TypeError naming what was given otherwise (partition.cpp).
+[[nodiscard]] bool read_partition(PyObject* value, std::optional<streamlike::partition>& out) noexcept;
+
 /// The module's parts, one per file, in the order the module file calls them.
 void bind_view(nb::module_& m);
 void bind_stream(nb::module_& m);
 void bind_event(nb::module_& m);
 void bind_pool(nb::module_& m);
+void bind_partition(nb::module_& m);
 void bind_capture(nb::module_& m);
 void bind_functions(nb::module_& m);
 void bind_current_stream(nb::module_& m);

@@ -34,6 +34,11 @@ void bind_pool(nb::module_& m) {
           },
           nb::arg("size") = 16, nb::arg("device").none() = nb::none())
       .def("get", &stream_pool::get, "The next stream, round-robin (an owning Stream).")
+      .def(
+          "get_for", [](stream_pool& pool, nb::handle caller) { return pool.get_for(stream_argument(caller)); },
+          nb::arg("stream"),
+          "A pooled stream in the same SM partition (green context) as `stream` (any stream object); for a "
+          "plain stream, get().")
       .def("get_non_capturing", &stream_pool::get_non_capturing,
            "The next stream, round-robin, that is not capturing a CUDA graph; RuntimeError if all are.")
       .def(

@@ -100,8 +100,8 @@ PyObject* stream_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
 // The arguments of Stream.create, read by the parser; only a call with arguments builds the tuple
 // and the dict it takes.
 bool parse_create_arguments(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObject*& device_arg,
-                            PyObject*& priority_arg, PyObject*& non_blocking_arg) noexcept {
-  static const char* keywords[] = {"device", "priority", "non_blocking", nullptr};
+                            PyObject*& priority_arg, PyObject*& non_blocking_arg, PyObject*& partition_arg) noexcept {
+  static const char* keywords[] = {"device", "priority", "non_blocking", "partition", nullptr};
   nb::object positional = nb::steal(PyTuple_New(nargs));
   nb::object named = nb::steal(PyDict_New());
   if (!positional.is_valid() || !named.is_valid()) return false;
@@ -111,8 +111,8 @@ bool parse_create_arguments(PyObject* const* args, Py_ssize_t nargs, PyObject* k
     if (PyDict_SetItem(named.ptr(), PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) != 0) return false;
   }
   // The parsed objects are borrowed from the call's arguments, which outlive this call's use of them.
-  return PyArg_ParseTupleAndKeywords(positional.ptr(), named.ptr(), "|OOO:create", const_cast<char**>(keywords),
-                                     &device_arg, &priority_arg, &non_blocking_arg) != 0;
+  return PyArg_ParseTupleAndKeywords(positional.ptr(), named.ptr(), "|OOOO:create", const_cast<char**>(keywords),
+                                     &device_arg, &priority_arg, &non_blocking_arg, &partition_arg) != 0;
 }
 
 /// Stream.create(device=None, priority=0, non_blocking=True): shared_stream::create. A static
@@ -121,10 +121,11 @@ PyObject* stream_create(PyObject*, PyObject* const* args, size_t nargsf, PyObjec
   PyObject* device_arg = Py_None;
   PyObject* priority_arg = nullptr;
   PyObject* non_blocking_arg = Py_True;
+  PyObject* partition_arg = Py_None;
   // Stream.create() with no arguments (the benchmarked call) skips the argument parser.
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if ((nargs != 0 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0)) &&
-      !parse_create_arguments(args, nargs, kwnames, device_arg, priority_arg, non_blocking_arg)) {
+      !parse_create_arguments(args, nargs, kwnames, device_arg, priority_arg, non_blocking_arg, partition_arg)) {
     return nullptr;
   }
   streamlike::stream_options options;
@@ -154,6 +155,7 @@ PyObject* stream_create(PyObject*, PyObject* const* args, size_t nargsf, PyObjec
     return nullptr;
   }
   options.non_blocking = non_blocking_arg == Py_True;
+  if (!read_partition(partition_arg, options.partition)) return nullptr;
   shared_stream owner;
   try {
     owner = shared_stream::create(options);
@@ -213,7 +215,8 @@ void bind_stream(nb::module_& m) {
        "non-owning Stream."},
       {"create", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&stream_create)),
        METH_FASTCALL | METH_KEYWORDS | METH_STATIC,
-       "create(device=None, priority=0, non_blocking=True) -> Stream: a new owning stream."},
+       "create(device=None, priority=0, non_blocking=True, partition=None) -> Stream: a new owning stream (on "
+       "`partition`'s SMs if given)."},
   };
   static PyGetSetDef own_getset[] = {
       {"owning", &get_owning, nullptr, "True if this object keeps the stream alive.", nullptr},

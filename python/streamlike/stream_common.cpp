@@ -160,6 +160,8 @@ PyObject* get_capture_info(PyObject* self, void*) {
   });
 }
 
+PyObject* get_partition(PyObject* self, void*) { return partition_or_none(view_of(self)); }
+
 PyObject* method_sync(PyObject* self, PyObject*) {
   // The GIL is released while the thread waits for the GPU, and only then (finished_within_poll);
   // `self` (and so its owner) stays alive: the caller holds it.
@@ -322,6 +324,10 @@ PyGetSetDef common_getset[] = {
      "True while the stream is in a CUDA graph capture, active or invalidated.", nullptr},
     {"capture_info", &get_capture_info, nullptr,
      "The stream's capture state: a CaptureInfo (status 'none', 'active' or 'invalidated'; the capture's id).",
+     nullptr},
+    {"partition", &get_partition, nullptr,
+     "The stream's SM partition: a PartitionInfo for a stream of a green context, None for a plain one "
+     "(capture-safe).",
      nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 

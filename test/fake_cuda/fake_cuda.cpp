@@ -33,6 +33,15 @@ struct stream_state {
   cudaGraph_t graph = nullptr; // the graph the capture builds (owned by the capture)
   std::thread::id capturing_thread;
   std::vector<std::pair<cudaHostFn_t, void*>> pending; // host functions not run yet
+  void* green = nullptr;                               // the green context it was made in
+};
+
+// A green context: SMs of a device, and the CUcontext that cuCtxFromGreenCtx answers for it.
+struct green_state {
+  int device = 0;
+  unsigned int sm_count = 0;
+  void* context = nullptr;
+  unsigned long long context_id = 0;
 };
 
 struct event_state {
@@ -68,12 +77,21 @@ struct fake {
   std::map<std::string, cudaError_t> fail_next; // fake_cuda_fail_next
   std::vector<std::string> invalidations;
   int devices = 1;
+  unsigned int sms = 132;                    // each device's SM count (an H200's)
+  bool green_contexts = true;                // false: the driver functions of green contexts are missing
+  std::map<void*, green_state> greens;       // by green context handle
+  std::map<void*, void*> green_of_context;   // CUcontext of a green context -> the green context
+  std::map<void*, unsigned int> descriptors; // cuDevResourceGenerateDesc: the SM count described
+  unsigned long long next_context_id = 5000;
+  long orphaned_green_streams = 0; // streams whose green context was destroyed under them
   int capture_at_create = fake_cuda_none;
   bool events_ready = true;
   std::FILE* log = nullptr;
 
   fake() {
     if (const char* n = std::getenv("STREAMLIKE_FAKE_CUDA_DEVICES")) devices = std::atoi(n);
+    if (const char* n = std::getenv("STREAMLIKE_FAKE_CUDA_SMS")) sms = static_cast<unsigned int>(std::atoi(n));
+    if (const char* g = std::getenv("STREAMLIKE_FAKE_CUDA_GREEN_CONTEXTS")) green_contexts = std::strcmp(g, "0") != 0;
     if (const char* c = std::getenv("STREAMLIKE_FAKE_CUDA_CAPTURE")) {
       if (std::strcmp(c, "active") == 0) capture_at_create = fake_cuda_active;
       if (std::strcmp(c, "invalidated") == 0) capture_at_create = fake_cuda_invalidated;
@@ -252,7 +270,7 @@ deferred take_pending(fake& f, stream_state& s) {
   return out;
 }
 
-cudaError_t create_stream(cudaStream_t* out, unsigned int flags, int priority) {
+cudaError_t create_stream(cudaStream_t* out, unsigned int flags, int priority, void* green = nullptr) {
   fake& f = state();
   std::lock_guard guard(f.lock);
   if (f.devices <= 0) return fail(cudaErrorNoDevice);
@@ -263,6 +281,10 @@ cudaError_t create_stream(cudaStream_t* out, unsigned int flags, int priority) {
   s.flags = flags;
   s.priority = priority < -5 ? -5 : (priority > 0 ? 0 : priority);
   s.device = current_device;
+  if (green != nullptr) {
+    s.green = green;
+    s.device = f.greens[green].device;
+  }
   f.streams[handle] = s;
   if (f.capture_at_create != fake_cuda_none)
     f.begin(f.streams[handle], f.capture_at_create, cudaStreamCaptureModeGlobal);
@@ -412,21 +434,34 @@ CUresult CUDAAPI fake_cuStreamGetCtx(CUstream stream, CUcontext* ctx) {
   stream_state* s = f.find(stream);
   if (s == nullptr || ctx == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   const bool default_stream = reinterpret_cast<std::uintptr_t>(stream) <= 2;
-  *ctx = ctx_of_device(default_stream ? current_device : s->device);
+  *ctx = s->green != nullptr ? static_cast<CUcontext>(f.greens[s->green].context)
+                             : ctx_of_device(default_stream ? current_device : s->device);
   return CUDA_SUCCESS;
 }
 
+// The green context whose CUcontext `ctx` is, else null (a device's primary context).
+const green_state* green_of(fake& f, CUcontext ctx) {
+  auto it = f.green_of_context.find(ctx);
+  return it == f.green_of_context.end() ? nullptr : &f.greens[it->second];
+}
+
 CUresult CUDAAPI fake_cuCtxGetId(CUcontext ctx, unsigned long long* id) {
-  state().count("cuCtxGetId");
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuCtxGetId");
   if (id == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *id = 1000 + static_cast<unsigned long long>(ctx_device(ctx));
+  const green_state* g = green_of(f, ctx);
+  *id = g != nullptr ? g->context_id : 1000 + static_cast<unsigned long long>(ctx_device(ctx));
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI fake_cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
-  state().count("cuCtxGetDevice");
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuCtxGetDevice");
   if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *device = ctx == nullptr ? current_device : ctx_device(ctx);
+  const green_state* g = ctx == nullptr ? nullptr : green_of(f, ctx);
+  *device = ctx == nullptr ? current_device : (g != nullptr ? g->device : ctx_device(ctx));
   return CUDA_SUCCESS;
 }
 
@@ -525,6 +560,157 @@ CUresult CUDAAPI fake_cuCtxGetCurrent(CUcontext* ctx) {
   return CUDA_SUCCESS;
 }
 
+// --- green contexts: a device's SMs split by count, as an H200 does (minimum 8 SMs, multiples of 8),
+// descriptors, green contexts, and streams that remember theirs.
+
+constexpr unsigned int sm_granularity = 8;
+
+// An SM resource of `count` SMs (the fake reads only type and sm.smCount back).
+void fill_sms(CUdevResource* resource, unsigned int count) {
+  *resource = CUdevResource{};
+  resource->type = CU_DEV_RESOURCE_TYPE_SM;
+  resource->sm.smCount = count;
+  resource->sm.minSmPartitionSize = sm_granularity;
+  resource->sm.smCoscheduledAlignment = sm_granularity;
+}
+
+CUresult CUDAAPI fake_cuDeviceGetDevResource(CUdevice device, CUdevResource* resource, CUdevResourceType type) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuDeviceGetDevResource");
+  if (device < 0 || device >= f.devices) return CUDA_ERROR_INVALID_DEVICE;
+  if (resource == nullptr || type != CU_DEV_RESOURCE_TYPE_SM) return CUDA_ERROR_INVALID_VALUE;
+  fill_sms(resource, f.sms);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuCtxGetDevResource(CUcontext ctx, CUdevResource* resource, CUdevResourceType type) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuCtxGetDevResource");
+  if (resource == nullptr || type != CU_DEV_RESOURCE_TYPE_SM) return CUDA_ERROR_INVALID_VALUE;
+  const green_state* g = green_of(f, ctx);
+  fill_sms(resource, g != nullptr ? g->sm_count : f.sms);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuGreenCtxGetDevResource(CUgreenCtx green, CUdevResource* resource, CUdevResourceType type) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuGreenCtxGetDevResource");
+  auto it = f.greens.find(green);
+  if (it == f.greens.end()) return CUDA_ERROR_INVALID_HANDLE;
+  if (resource == nullptr || type != CU_DEV_RESOURCE_TYPE_SM) return CUDA_ERROR_INVALID_VALUE;
+  fill_sms(resource, it->second.sm_count);
+  return CUDA_SUCCESS;
+}
+
+// Groups of minCount SMs rounded up to the granularity, as many as fit (and as asked); the rest in
+// `remaining`. No group fits: CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION.
+CUresult CUDAAPI fake_cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* groups,
+                                                  const CUdevResource* input, CUdevResource* remaining,
+                                                  unsigned int flags, unsigned int min_count) {
+  (void)flags;
+  state().count("cuDevSmResourceSplitByCount");
+  if (groups == nullptr || input == nullptr || input->type != CU_DEV_RESOURCE_TYPE_SM) return CUDA_ERROR_INVALID_VALUE;
+  const unsigned int total = input->sm.smCount;
+  if (min_count > total) return CUDA_ERROR_INVALID_VALUE;
+  const unsigned int size =
+      min_count <= sm_granularity ? sm_granularity : (min_count + sm_granularity - 1) / sm_granularity * sm_granularity;
+  const unsigned int fit = total / size;
+  if (fit == 0) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+  if (result == nullptr) {
+    *groups = fit;
+    return CUDA_SUCCESS;
+  }
+  const unsigned int made = *groups < fit ? *groups : fit;
+  for (unsigned int i = 0; i < made; ++i) fill_sms(&result[i], size);
+  if (remaining != nullptr) fill_sms(remaining, total - made * size);
+  *groups = made;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuDevResourceGenerateDesc(CUdevResourceDesc* desc, CUdevResource* resources, unsigned int count) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuDevResourceGenerateDesc");
+  if (desc == nullptr || resources == nullptr || count != 1 || resources[0].type != CU_DEV_RESOURCE_TYPE_SM)
+    return CUDA_ERROR_INVALID_VALUE;
+  void* handle = f.new_handle();
+  f.descriptors[handle] = resources[0].sm.smCount;
+  *desc = static_cast<CUdevResourceDesc>(handle);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuGreenCtxCreate(CUgreenCtx* green, CUdevResourceDesc desc, CUdevice device, unsigned int flags) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuGreenCtxCreate");
+  if (device < 0 || device >= f.devices) return CUDA_ERROR_INVALID_DEVICE;
+  auto d = f.descriptors.find(desc);
+  if (green == nullptr || d == f.descriptors.end() || (flags & CU_GREEN_CTX_DEFAULT_STREAM) == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  void* handle = f.new_handle();
+  green_state g;
+  g.device = device;
+  g.sm_count = d->second;
+  g.context = f.new_handle();
+  g.context_id = f.next_context_id++;
+  f.greens[handle] = g;
+  f.green_of_context[g.context] = handle;
+  *green = static_cast<CUgreenCtx>(handle);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuGreenCtxDestroy(CUgreenCtx green) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuGreenCtxDestroy");
+  auto it = f.greens.find(green);
+  if (it == f.greens.end()) return CUDA_ERROR_INVALID_HANDLE;
+  // CUDA leaves the green context's streams alive (leaked); the fake counts them, so that a test
+  // sees a green context destroyed under its streams (fake_cuda_orphaned_green_streams).
+  for (const auto& [handle, s] : f.streams) {
+    if (s.green == green) ++f.orphaned_green_streams;
+  }
+  f.green_of_context.erase(it->second.context);
+  f.greens.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuCtxFromGreenCtx(CUcontext* ctx, CUgreenCtx green) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuCtxFromGreenCtx");
+  auto it = f.greens.find(green);
+  if (ctx == nullptr || it == f.greens.end()) return CUDA_ERROR_INVALID_HANDLE;
+  *ctx = static_cast<CUcontext>(it->second.context);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuGreenCtxStreamCreate(CUstream* stream, CUgreenCtx green, unsigned int flags, int priority) {
+  {
+    fake& f = state();
+    std::lock_guard guard(f.lock);
+    f.count("cuGreenCtxStreamCreate");
+    if (f.greens.count(green) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    if ((flags & CU_STREAM_NON_BLOCKING) == 0) return CUDA_ERROR_INVALID_VALUE; // required by CUDA
+  }
+  return to_driver(create_stream(stream, flags, priority, green));
+}
+
+// A green stream's green context; null for a plain stream and for a default stream (no green
+// context is ever current in the fake).
+CUresult CUDAAPI fake_cuStreamGetGreenCtx(CUstream stream, CUgreenCtx* green) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuStreamGetGreenCtx");
+  stream_state* s = f.find(stream);
+  if (s == nullptr || green == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  *green = static_cast<CUgreenCtx>(s->green);
+  return CUDA_SUCCESS;
+}
+
 void* driver_function(const std::string& name, unsigned int version) {
   static const std::map<std::string, void*> functions = {
       {"cuStreamGetCtx", reinterpret_cast<void*>(&fake_cuStreamGetCtx)},
@@ -547,11 +733,31 @@ void* driver_function(const std::string& name, unsigned int version) {
       {"cuStreamDestroy", reinterpret_cast<void*>(&fake_cuStreamDestroy)},
       {"cuCtxGetCurrent", reinterpret_cast<void*>(&fake_cuCtxGetCurrent)},
       {"cuThreadExchangeStreamCaptureMode", reinterpret_cast<void*>(&fake_cuThreadExchangeStreamCaptureMode)},
+      {"cuDeviceGetDevResource", reinterpret_cast<void*>(&fake_cuDeviceGetDevResource)},
+      {"cuCtxGetDevResource", reinterpret_cast<void*>(&fake_cuCtxGetDevResource)},
+      {"cuGreenCtxGetDevResource", reinterpret_cast<void*>(&fake_cuGreenCtxGetDevResource)},
+      {"cuDevSmResourceSplitByCount", reinterpret_cast<void*>(&fake_cuDevSmResourceSplitByCount)},
+      {"cuDevResourceGenerateDesc", reinterpret_cast<void*>(&fake_cuDevResourceGenerateDesc)},
+      {"cuGreenCtxCreate", reinterpret_cast<void*>(&fake_cuGreenCtxCreate)},
+      {"cuGreenCtxDestroy", reinterpret_cast<void*>(&fake_cuGreenCtxDestroy)},
+      {"cuCtxFromGreenCtx", reinterpret_cast<void*>(&fake_cuCtxFromGreenCtx)},
+      {"cuGreenCtxStreamCreate", reinterpret_cast<void*>(&fake_cuGreenCtxStreamCreate)},
+      {"cuStreamGetGreenCtx", reinterpret_cast<void*>(&fake_cuStreamGetGreenCtx)},
   };
   // cuCtxGetDevice names the context from CUDA 13; before, it answers for the current context.
   if (name == "cuCtxGetDevice")
     return version >= 13000 ? reinterpret_cast<void*>(&fake_cuCtxGetDevice_v2)
                             : reinterpret_cast<void*>(&fake_cuCtxGetDevice);
+  // A driver without green contexts lacks their functions (and the resource queries with them).
+  static const char* const green_functions[] = {
+      "cuDeviceGetDevResource",    "cuCtxGetDevResource", "cuGreenCtxGetDevResource", "cuDevSmResourceSplitByCount",
+      "cuDevResourceGenerateDesc", "cuGreenCtxCreate",    "cuGreenCtxDestroy",        "cuCtxFromGreenCtx",
+      "cuGreenCtxStreamCreate",    "cuStreamGetGreenCtx"};
+  if (!state().green_contexts) {
+    for (const char* green : green_functions) {
+      if (name == green) return nullptr;
+    }
+  }
   auto it = functions.find(name);
   return it == functions.end() ? nullptr : it->second;
 }
@@ -662,6 +868,31 @@ long fake_cuda_live_events(void) {
   fake& f = state();
   std::lock_guard guard(f.lock);
   return static_cast<long>(f.events.size());
+}
+
+long fake_cuda_live_green_contexts(void) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  return static_cast<long>(f.greens.size());
+}
+
+long fake_cuda_orphaned_green_streams(void) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  return f.orphaned_green_streams;
+}
+
+void* fake_cuda_green_context_of(void* stream) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  const stream_state* s = f.find(static_cast<cudaStream_t>(stream));
+  return s == nullptr ? nullptr : s->green;
+}
+
+void fake_cuda_set_sm_count(unsigned int sms) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.sms = sms;
 }
 
 int fake_cuda_set_event_ready(void* event, int ready) {

@@ -36,8 +36,23 @@
  *   5. cudaDeviceSynchronize while any capture runs, in every mode (it encompasses the capture).
  * Every call, invalidating or not, is also counted by name (fake_cuda_calls).
  *
+ * Green contexts (SM partitions), as an H200 makes them: each device has 132 SMs
+ * (STREAMLIKE_FAKE_CUDA_SMS, fake_cuda_set_sm_count); cuDevSmResourceSplitByCount makes groups of
+ * minCount rounded up to a multiple of 8 (at least 8), as many as fit, and refuses a minCount above
+ * the input's count (CUDA_ERROR_INVALID_VALUE) or one no group fits
+ * (CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION); cuGreenCtxCreate needs CU_GREEN_CTX_DEFAULT_STREAM
+ * and makes a green context with its own CUcontext (cuCtxFromGreenCtx) and context id;
+ * cuGreenCtxStreamCreate needs CU_STREAM_NON_BLOCKING and makes a stream that remembers its green
+ * context (cuStreamGetGreenCtx; cuStreamGetCtx answers the green context's CUcontext, whose
+ * cuCtxGetId, cuCtxGetDevice and cuCtxGetDevResource are the green context's). Destroying a green
+ * context leaves its streams alive, as CUDA does; the fake counts them as orphaned.
+ *
  * Switches by environment variable, read at the first call (for preloaded use):
  *   STREAMLIKE_FAKE_CUDA_DEVICES=N      the device count (default 1; 0: cudaErrorNoDevice)
+ *   STREAMLIKE_FAKE_CUDA_SMS=N          each device's SM count (default 132)
+ *   STREAMLIKE_FAKE_CUDA_GREEN_CONTEXTS=0
+ *                                       a driver without green contexts: their functions (and
+ *                                       the SM resource queries) are not handed out
  *   STREAMLIKE_FAKE_CUDA_CAPTURE=active|invalidated
  *                                       every stream created afterwards starts in that capture
  *                                       (global mode), as if a framework had begun one
@@ -99,6 +114,15 @@ const char* fake_cuda_invalidation(size_t i);
 /* How many streams and events the fake made and were not destroyed yet. */
 long fake_cuda_live_streams(void);
 long fake_cuda_live_events(void);
+
+/* How many green contexts live; how many streams were alive when their green context was
+ * destroyed (ever); the green context a stream was made in (null for a plain one). */
+long fake_cuda_live_green_contexts(void);
+long fake_cuda_orphaned_green_streams(void);
+void* fake_cuda_green_context_of(void* stream);
+
+/* Each device's SM count from now on (132 at the start, or STREAMLIKE_FAKE_CUDA_SMS). */
+void fake_cuda_set_sm_count(unsigned int sms);
 
 /* What cudaEventQuery/cuEventQuery answer for `event`: 1 ready, 0 not ready. */
 int fake_cuda_set_event_ready(void* event, int ready);

@@ -22,6 +22,7 @@ MAY_SKIP = [
     "bench-smoke/bench-smoke-ordering",
     "bench-smoke/bench-smoke-owner_queries",
     "bench-smoke/bench-smoke-streamcheck_launches",
+    "bench-smoke/bench-smoke-partition",
 ]
 # Suites (or SUITE/TEST) of which at least one test must pass.
 REQUIRED = [

@@ -1,0 +1,165 @@
+// Partitions (docs/partitions.md): what a stream on a partition and a pooled stream of the caller's
+// partition cost, each against its baseline in the same run.
+//   create/: a green stream's create + drop through the owners, against the driver's own
+//            cuGreenCtxStreamCreate + cuStreamDestroy (claim: at most 1.05x);
+//   pool/:   stream_pool::get_for(caller) + drop for a green and a plain caller, against
+//            stream_pool::get + drop (claim: at most 2x);
+//   diag/:   the driver queries get_for and partition_of make (shown, not judged).
+// The partition is 16 SMs of device 0. Skips (77) without a device; exits 2 where the driver
+// cannot make green contexts (a failure of the claim's premise, not a measurement).
+//
+// Judged with bench/tools/ratios.py (docs/partitions.md, "Benchmarks", has the command line):
+// the create/ rows against create/cuGreenCtxStreamCreate+cuStreamDestroy (<= 1.05), the pool/
+// get_for rows against pool/stream_pool::get+drop (<= 2), gated by the control/ row.
+#include "gpu_bench.hpp"
+
+#include <streamlike/partition.hpp>
+#include <streamlike/shared_stream.hpp>
+#include <streamlike/stream_pool.hpp>
+#include <streamlike/unique_stream.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace bench_partition {
+
+struct driver_calls {
+  decltype(&cuGreenCtxStreamCreate) green_stream_create = nullptr;
+  decltype(&cuStreamDestroy) destroy = nullptr;
+  decltype(&cuStreamGetGreenCtx) stream_get_green_ctx = nullptr;
+  decltype(&cuStreamGetCtx) stream_get_ctx = nullptr;
+};
+driver_calls drv;
+std::optional<streamlike::partition> on;
+std::unique_ptr<streamlike::stream_pool> pool;
+std::optional<streamlike::shared_stream> green_caller;
+std::optional<streamlike::shared_stream> plain_caller;
+
+void check_driver(CUresult status, const char* what) {
+  if (status != CUDA_SUCCESS) {
+    std::fprintf(stderr, "%s failed: CUresult %d\n", what, static_cast<int>(status));
+    std::exit(2);
+  }
+}
+
+void raw_green_create_destroy(benchmark::State& state) {
+  for (auto _ : state) {
+    CUstream stream = nullptr;
+    check_driver(drv.green_stream_create(&stream, on->green_context(), CU_STREAM_NON_BLOCKING, 0),
+                 "cuGreenCtxStreamCreate");
+    benchmark::DoNotOptimize(stream);
+    check_driver(drv.destroy(stream), "cuStreamDestroy");
+  }
+}
+
+void shared_create_drop(benchmark::State& state) {
+  for (auto _ : state) {
+    streamlike::shared_stream stream = streamlike::shared_stream::create({.partition = *on});
+    benchmark::DoNotOptimize(stream);
+  }
+}
+
+void unique_create_drop(benchmark::State& state) {
+  for (auto _ : state) {
+    streamlike::unique_stream stream = streamlike::unique_stream::create({.partition = *on});
+    benchmark::DoNotOptimize(stream);
+  }
+}
+
+void pool_get_drop(benchmark::State& state) {
+  for (auto _ : state) {
+    streamlike::shared_stream stream = pool->get();
+    benchmark::DoNotOptimize(stream);
+  }
+}
+
+template <std::optional<streamlike::shared_stream>* caller>
+void pool_get_for_drop(benchmark::State& state) {
+  const streamlike::stream_view view = **caller;
+  for (auto _ : state) {
+    streamlike::shared_stream stream = pool->get_for(view);
+    benchmark::DoNotOptimize(stream);
+  }
+}
+
+void green_ctx_query(benchmark::State& state) {
+  for (auto _ : state) {
+    CUgreenCtx green = nullptr;
+    check_driver(drv.stream_get_green_ctx(green_caller->get(), &green), "cuStreamGetGreenCtx");
+    benchmark::DoNotOptimize(green);
+  }
+}
+
+void ctx_query(benchmark::State& state) {
+  for (auto _ : state) {
+    CUcontext context = nullptr;
+    check_driver(drv.stream_get_ctx(plain_caller->get(), &context), "cuStreamGetCtx");
+    benchmark::DoNotOptimize(context);
+  }
+}
+
+void partition_of_green(benchmark::State& state) {
+  for (auto _ : state) {
+    const streamlike::partition_info info = streamlike::partition_of(*green_caller);
+    benchmark::DoNotOptimize(info);
+  }
+}
+
+void register_all() {
+  benchmark::RegisterBenchmark("create/cuGreenCtxStreamCreate+cuStreamDestroy", raw_green_create_destroy);
+  benchmark::RegisterBenchmark("create/shared_stream::create(partition)+drop", shared_create_drop);
+  benchmark::RegisterBenchmark("create/unique_stream::create(partition)+drop", unique_create_drop);
+  benchmark::RegisterBenchmark("control/cuGreenCtxStreamCreate+cuStreamDestroy_again", raw_green_create_destroy);
+  benchmark::RegisterBenchmark("pool/stream_pool::get+drop", pool_get_drop);
+  benchmark::RegisterBenchmark("pool/stream_pool::get_for(green)+drop", pool_get_for_drop<&green_caller>);
+  benchmark::RegisterBenchmark("pool/stream_pool::get_for(plain)+drop", pool_get_for_drop<&plain_caller>);
+  benchmark::RegisterBenchmark("diag/cuStreamGetGreenCtx", green_ctx_query);
+  benchmark::RegisterBenchmark("diag/cuStreamGetCtx", ctx_query);
+  benchmark::RegisterBenchmark("diag/partition_of(green)", partition_of_green);
+}
+
+} // namespace bench_partition
+
+int main(int argc, char** argv) {
+  namespace bp = bench_partition;
+  if (!bench_gpu::device_present("partition")) return bench_gpu::skip_status;
+  bench_gpu::add_device_context();
+  try {
+    bp::on = streamlike::partition::create(0, 16);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "partition: cannot make a 16-SM partition of device 0: %s\n", e.what());
+    return 2;
+  }
+  using bench_gpu::driver_entry_point;
+  bp::drv.green_stream_create =
+      driver_entry_point<decltype(bp::drv.green_stream_create)>("cuGreenCtxStreamCreate", 13000);
+  bp::drv.destroy = driver_entry_point<decltype(bp::drv.destroy)>("cuStreamDestroy");
+  bp::drv.stream_get_green_ctx =
+      driver_entry_point<decltype(bp::drv.stream_get_green_ctx)>("cuStreamGetGreenCtx", 13000);
+  bp::drv.stream_get_ctx = driver_entry_point<decltype(bp::drv.stream_get_ctx)>("cuStreamGetCtx");
+  bp::pool = std::make_unique<streamlike::stream_pool>();
+  bp::green_caller = streamlike::shared_stream::create({.partition = *bp::on});
+  bp::plain_caller = streamlike::shared_stream::create();
+  (void)bp::pool->get_for(*bp::green_caller); // the sub-pool is made before timing
+  benchmark::AddCustomContext("partition SMs", std::to_string(bp::on->sm_count()));
+
+  bp::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  bp::pool.reset();
+  bp::green_caller.reset();
+  bp::plain_caller.reset();
+  bp::on.reset();
+  return 0;
+}
