@@ -5,6 +5,7 @@
 // whether something was set before or nothing, and whether the body returned, failed or threw.
 #include "../host/fake_cuda_streams.hpp"
 #include "../host/host_support.hpp"
+#include "../host/loaded_frameworks.hpp"
 
 #include <streamlike/adapters/xla_ffi.hpp>
 #include <streamlike/current_stream.hpp>
@@ -33,52 +34,7 @@ using streamlike::stream_view;
 
 // --- the frameworks' stand-ins ---------------------------------------------------------------
 
-struct frameworks {
-  std::int32_t (*torch_get)(std::int32_t device, void** stream) = nullptr;
-  std::int32_t (*torch_set)(void* stream, std::int32_t device) = nullptr;
-  void* (*tvm_get)(std::int32_t device_type, std::int32_t device) = nullptr;
-  int (*tvm_set)(std::int32_t device_type, std::int32_t device, void* stream, void** original) = nullptr;
-
-  frameworks() {
-    fake_cuda_set_devices(host_test::fake_devices);
-    void* torch = dlopen(FAKE_TORCH, RTLD_NOW | RTLD_GLOBAL);
-    void* tvm = dlopen(FAKE_TVM_FFI, RTLD_NOW | RTLD_GLOBAL);
-    if (torch == nullptr || tvm == nullptr) return;
-    torch_get = reinterpret_cast<decltype(torch_get)>(dlsym(torch, "aoti_torch_get_current_cuda_stream"));
-    torch_set = reinterpret_cast<decltype(torch_set)>(dlsym(torch, "torch_set_current_cuda_stream"));
-    tvm_get = reinterpret_cast<decltype(tvm_get)>(dlsym(tvm, "TVMFFIEnvGetStream"));
-    tvm_set = reinterpret_cast<decltype(tvm_set)>(dlsym(tvm, "TVMFFIEnvSetStream"));
-  }
-};
-
-frameworks& fw() {
-  static frameworks f;
-  return f;
-}
-
-constexpr std::int32_t dl_cuda = 2;
-
-void* torch_current(int device) {
-  void* stream = host_test::fake_handle(0xbad);
-  REQUIRE(fw().torch_get(device, &stream) == 0);
-  return stream;
-}
-void* tvm_current(int device) { return fw().tvm_get(dl_cuda, device); }
-void set_torch(int device, void* stream) { REQUIRE(fw().torch_set(stream, device) == 0); }
-void set_tvm(int device, void* stream) { REQUIRE(fw().tvm_set(dl_cuda, device, stream, nullptr) == 0); }
-
-void require_setup() {
-  REQUIRE_MESSAGE(fake_cuda_present() == 1, "the fake CUDA is not what libstreamlike calls");
-  REQUIRE_MESSAGE((fw().torch_get != nullptr && fw().tvm_get != nullptr),
-                  "the stand-ins of test/fake_frameworks did not load");
-  std::vector<std::string> names;
-  for (const auto& p : streamlike::current_stream_providers()) names.push_back(p.name);
-  REQUIRE(names == std::vector<std::string>{"torch", "tvm-ffi", "streamlike"});
-  for (int device = 0; device < host_test::fake_devices; ++device) {
-    set_torch(device, nullptr);
-    set_tvm(device, nullptr);
-  }
-}
+using namespace host_test::loaded;
 
 // --- the XLA FFI API's stand-in ----------------------------------------------------------------
 
