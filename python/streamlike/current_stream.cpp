@@ -105,8 +105,8 @@ bool call_on_device(int32_t device, Call&& call) noexcept {
   try {
     on_device.emplace(static_cast<int>(device));
   } catch (const streamlike::error& e) {
+    // No driver or no device: nothing to make current (the library's error left no CUDA error behind).
     if (e.code() != cudaErrorInsufficientDriver && e.code() != cudaErrorNoDevice) return false;
-    (void)cudaGetLastError();
   } catch (...) {
     return false;
   }
