@@ -218,6 +218,7 @@ PyObject* py_current_stream(PyObject*, PyObject* const* args, Py_ssize_t nargsf,
 struct torch_functions {
   PyObject* stream_type = nullptr;      // torch.cuda.Stream
   PyObject* set_stream_by_id = nullptr; // torch._C._cuda_setStream(stream_id=, device_index=, device_type=)
+  PyObject* id_names = nullptr;         // ("stream_id", "device_index", "device_type"): its keywords
   PyObject* set_stream = nullptr;       // torch.cuda.set_stream, where the above is missing
 };
 
@@ -248,10 +249,15 @@ bool resolve_torch() noexcept {
       PyErr_Clear();
       if (sd::scoped_ref c = sd::scoped_ref::steal(torch ? PyObject_GetAttrString(torch.get(), "_C") : nullptr))
         found.set_stream_by_id = PyObject_GetAttrString(c.get(), "_cuda_setStream");
+      if (found.set_stream_by_id != nullptr) {
+        found.id_names = Py_BuildValue("(sss)", "stream_id", "device_index", "device_type");
+        if (found.id_names == nullptr) Py_CLEAR(found.set_stream_by_id); // torch.cuda.set_stream then
+      }
       PyErr_Clear();
       if (found.stream_type == nullptr || (found.set_stream_by_id == nullptr && found.set_stream == nullptr)) {
         Py_XDECREF(found.stream_type);
         Py_XDECREF(found.set_stream_by_id);
+        Py_XDECREF(found.id_names);
         Py_XDECREF(found.set_stream);
         found = {}; // not the torch this knows: the handle alone
       }
@@ -276,28 +282,15 @@ void let_torch_see_its_object(PyObject* stream) noexcept {
     (void)sd::scoped_ref::steal(PyObject_CallOneArg(torch_api.set_stream, stream));
     return;
   }
-  static std::atomic<PyObject*> id_slot{nullptr}, index_slot{nullptr}, type_slot{nullptr};
-  PyObject* names[] = {sd::interned(id_slot, "stream_id"), sd::interned(index_slot, "device_index"),
-                       sd::interned(type_slot, "device_type")};
-  if (names[0] == nullptr || names[1] == nullptr || names[2] == nullptr) return;
+  // The object's three ids, read by the names the setter takes them by.
   sd::scoped_ref values[3];
   PyObject* args[3];
   for (int i = 0; i < 3; ++i) {
-    values[i] = sd::scoped_ref::steal(PyObject_GetAttr(stream, names[i]));
+    values[i] = sd::scoped_ref::steal(PyObject_GetAttr(stream, PyTuple_GET_ITEM(torch_api.id_names, i)));
     if (!values[i]) return;
     args[i] = values[i].get();
   }
-  static std::atomic<PyObject*> kwnames_slot{nullptr};
-  PyObject* kwnames = kwnames_slot.load(std::memory_order_acquire);
-  if (kwnames == nullptr) {
-    PyObject* made = PyTuple_Pack(3, names[0], names[1], names[2]);
-    if (made == nullptr) return;
-    if (!kwnames_slot.compare_exchange_strong(kwnames, made, std::memory_order_acq_rel))
-      Py_DECREF(made);
-    else
-      kwnames = made;
-  }
-  (void)sd::scoped_ref::steal(PyObject_Vectorcall(torch_api.set_stream_by_id, args, 0, kwnames));
+  (void)sd::scoped_ref::steal(PyObject_Vectorcall(torch_api.set_stream_by_id, args, 0, torch_api.id_names));
 }
 
 /// `with streamlike.use(stream, device=None):` a scoped_current_stream entered and left from
