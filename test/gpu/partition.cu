@@ -83,11 +83,13 @@ std::optional<partition> sixteen_sms() {
   }
 }
 
+// `version` picks the ABI: cuStreamGetCtx as of 13000 is cuStreamGetCtx_v2, which takes a third
+// argument (the green context) that the two-argument form would leave as garbage.
 template <class Fn>
-Fn driver_function(const char* name) {
+Fn driver_function(const char* name, int version) {
   void* address = nullptr;
   cudaDriverEntryPointQueryResult status{};
-  REQUIRE(cudaGetDriverEntryPointByVersion(name, &address, 13000, cudaEnableDefault, &status) == cudaSuccess);
+  REQUIRE(cudaGetDriverEntryPointByVersion(name, &address, version, cudaEnableDefault, &status) == cudaSuccess);
   REQUIRE(address != nullptr);
   return reinterpret_cast<Fn>(address);
 }
@@ -114,9 +116,9 @@ TEST_CASE("partition_of agrees with the driver's answers, for green and plain st
   if (!p) return;
   const shared_stream green = shared_stream::create({.partition = *p});
   const shared_stream plain = shared_stream::create();
-  const auto get_green = driver_function<decltype(&cuStreamGetGreenCtx)>("cuStreamGetGreenCtx");
-  const auto get_ctx = driver_function<decltype(&cuStreamGetCtx)>("cuStreamGetCtx");
-  const auto get_id = driver_function<decltype(&cuCtxGetId)>("cuCtxGetId");
+  const auto get_green = driver_function<decltype(&cuStreamGetGreenCtx)>("cuStreamGetGreenCtx", 13000);
+  const auto get_ctx = driver_function<CUresult (*)(CUstream, CUcontext*)>("cuStreamGetCtx", 12000);
+  const auto get_id = driver_function<decltype(&cuCtxGetId)>("cuCtxGetId", 12000);
   int device_sms = 0;
   REQUIRE(cudaDeviceGetAttribute(&device_sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess);
   for (const shared_stream* s : {&green, &plain}) {
