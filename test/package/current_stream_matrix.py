@@ -283,7 +283,11 @@ def _run_case(fw, case):
         check_state(fw, inner_model, "inside", case)
         if case.kind == "torch" and case.setter == "use" and inner_model is outer_model:
             assert fw.torch_object_is(obj, device) in (True, None), f"{case.id}: torch does not see s itself"
-        fw.torch_op_runs(device)
+        # A torch op launches on torch's stream: where another framework's own block made a
+        # different stream current (torch does not see tvm-ffi's or CuPy's blocks), the op would be
+        # the wrong-stream launch the matrix documents, not a probe of what torch was handed.
+        if inner_model.seen[device]["torch"] == inner_model.current(device):
+            fw.torch_op_runs(device)
         if case.other_thread_looks:
             look_from_another_thread(inner_model)
         if case.raises:
