@@ -304,6 +304,19 @@ def probe_values(n=N):
     return x, y
 
 
+def load_kernels_first(face, nb):
+    """Runs every kernel of the probe once, with the gate open. CUDA loads a module's kernels at
+    their first launch (lazy loading, the default), and a load may wait for the device: a first
+    launch queued behind the closed gate would wait for the gate, which opens only after it."""
+    scratch, total = face.zeros(N), face.zeros(1)
+    gate = nb.Gate()
+    gate.open()
+    nb.gated_copy(gate, scratch, scratch, TIMEOUT_S)
+    face.scale_add(A, scratch, scratch)
+    face.sum(scratch, total)
+    face.sync()
+
+
 def test_runs_on_the_frameworks_current_stream(face):
     """The ordering probe: behind a closed gate on the framework's current stream."""
     nb = face_part(kernel_library.nanobind_module, "the nanobind module (its probe)")
@@ -311,6 +324,7 @@ def test_runs_on_the_frameworks_current_stream(face):
     x, y = face.array(x_values), face.array(y_values)
     t = face.zeros(N)
     out = face.zeros(1)
+    load_kernels_first(face, nb)
     face.sync()
     stream, handle = face.new_stream()
     gate = nb.Gate()
