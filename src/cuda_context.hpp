@@ -63,9 +63,9 @@ struct current_context {
 /// (bench/current_stream.cpp): inline, so that the driver's answer costs one load and one call.
 /// The other callers keep the runtime's one call, which the call-count tests pin.
 [[nodiscard]] inline int current_device_driver_first(std::string_view who) {
-  const auto get_device = driver::get().ctx_get_device;
+  const auto get_device = driver::get().current_ctx_get_device;
   CUdevice device = 0;
-  if (get_device != nullptr && get_device(&device, nullptr) == CUDA_SUCCESS) [[likely]]
+  if (get_device != nullptr && get_device(&device) == CUDA_SUCCESS) [[likely]]
     return static_cast<int>(device);
   return current_device(who);
 }
