@@ -71,6 +71,8 @@ struct expectation {
   bool known = false;
 };
 
+} // namespace
+
 /// What scoped_current_stream saved: the list it set, what each provider had before, and what it
 /// set, for the rule inside it. Linked into the entering thread's chain of open scopes.
 struct saved_streams {
@@ -83,12 +85,11 @@ struct saved_streams {
   saved_streams* outer = nullptr; // the scope opened before it on this thread
 };
 
-/// The calling thread's open scopes, innermost first.
-thread_local saved_streams* innermost_scope = nullptr;
+namespace {
 
-/// The innermost open scope of the calling thread on `device`, or nullptr.
-inline const saved_streams* scope_on(int device) noexcept {
-  for (const saved_streams* s = innermost_scope; s != nullptr; s = s->outer)
+/// The innermost open scope on `device` in `mine` (the calling thread's state), or nullptr.
+inline const saved_streams* scope_on(const thread_streams& mine, int device) noexcept {
+  for (const saved_streams* s = mine.innermost_scope; s != nullptr; s = s->outer)
     if (s->device == device) return s;
   return nullptr;
 }
@@ -137,21 +138,40 @@ inline void* first_answer(const provider_list& list, int device, std::ptrdiff_t&
   return first;
 }
 
-/// first_answer without the provider: what current_stream() needs (inlined, the unused index is
-/// not kept).
-inline void* current_handle(const provider_list& list, int device) noexcept {
+/// The answer inside a scope, or the rule's where no scope is open on `device`.
+[[gnu::noinline]] void* answer_with_scopes(const provider_list& list, const thread_streams& mine, int device) noexcept {
   std::ptrdiff_t unused = -1;
-  if (innermost_scope != nullptr) [[unlikely]] {
-    if (const saved_streams* scope = scope_on(device)) return scoped_answer(*scope, device, unused);
-  }
+  if (const saved_streams* scope = scope_on(mine, device)) return scoped_answer(*scope, device, unused);
   return first_answer(list, device, unused);
+}
+
+[[gnu::noinline]] void* first_answer_of(const provider_list& list, int device) noexcept {
+  std::ptrdiff_t unused = -1;
+  return first_answer(list, device, unused);
+}
+
+/// What current_stream() answers. The lists of the common processes (nothing loaded, torch alone)
+/// are read without the walk, streamlike's own slot before torch's getter so that nothing of the
+/// thread's state need be kept across that call: first_answer's rule, for those two lists.
+inline void* current_handle(const provider_list& list, int device) noexcept {
+  const thread_streams& mine = this_thread; // the one thread-local access
+  if (mine.innermost_scope != nullptr) [[unlikely]]
+    return answer_with_scopes(list, mine, device);
+  if (list.shape == list_shape::any || static_cast<std::size_t>(device) >= own_inline_devices) [[unlikely]]
+    return first_answer_of(list, device);
+  void* const own = mine.own[device]; // nullptr: unset, no answer
+  if (list.shape == list_shape::own_only) return own;
+  void* torch = nullptr;
+  if (list.torch(device, &torch) != 0) return own; // torch gave no answer
+  const auto is_default = [](void* s) { return stream_view{static_cast<cudaStream_t>(s)}.is_default(); };
+  return !is_default(torch) || own == nullptr || is_default(own) ? torch : own;
 }
 
 } // namespace
 
 answer current_answer(const provider_list& list, int device) noexcept {
   std::ptrdiff_t by = -1;
-  if (const saved_streams* scope = scope_on(device)) {
+  if (const saved_streams* scope = scope_on(this_thread, device)) {
     void* const stream = scoped_answer(*scope, device, by);
     return by < 0 ? answer{stream, nullptr} : answer{stream, &scope->list->entries[static_cast<std::size_t>(by)]};
   }
@@ -278,15 +298,16 @@ scoped_current_stream::scoped_current_stream(stream_view stream, int device, boo
     // streamlike's own slot only ever holds what scopes set: nothing to tell apart there.
     if (p.direct.kind != current::direct_kind::own) saved->expected[i] = current::expectation{stream.get(), true};
   }
-  saved->outer = current::innermost_scope;
-  current::innermost_scope = saved.get();
+  saved->outer = current::this_thread.innermost_scope;
+  current::this_thread.innermost_scope = saved.get();
   saved_ = saved.release();
 }
 
 scoped_current_stream::~scoped_current_stream() {
   auto* saved = static_cast<current::saved_streams*>(saved_);
   // Out of the thread's chain, wherever it is in it (a Python block may end out of order).
-  for (current::saved_streams** link = &current::innermost_scope; *link != nullptr; link = &(*link)->outer) {
+  for (current::saved_streams** link = &current::this_thread.innermost_scope; *link != nullptr;
+       link = &(*link)->outer) {
     if (*link == saved) {
       *link = saved->outer;
       break;

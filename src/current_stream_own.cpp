@@ -24,7 +24,7 @@ int own_get(void*, int32_t device, void** stream) {
 int own_set(void*, int32_t device, void* stream) {
   const auto d = static_cast<std::size_t>(device);
   if (d < own_inline_devices) {
-    own_inline[d] = stream;
+    this_thread.own[d] = stream;
     return STREAMLIKE_CURRENT_STREAM_OK;
   }
   try {

@@ -11,20 +11,30 @@
 
 namespace streamlike::detail::current {
 
-// The first devices' streams in a plain array: trivial to construct and destroy, and initialized
-// by a constant, so reading it is one thread-local access with no initialization check (in every
-// file that reads it). Devices beyond it are kept in src/current_stream_own.cpp.
 inline constexpr std::size_t own_inline_devices = 32;
-inline thread_local void* own_inline[own_inline_devices] = {};
+
+/// What a scope saved (src/current_stream.cpp).
+struct saved_streams;
+
+/// The calling thread's state, in one object so that current_stream() reaches all of it with one
+/// thread-local access: the first devices' own streams (devices beyond them are kept in
+/// src/current_stream_own.cpp) and the chain of open scopes. Trivial to destroy and initialized by
+/// a constant, so no access runs an initialization check (in every file that reads it).
+struct thread_streams {
+  void* own[own_inline_devices] = {};
+  saved_streams* innermost_scope = nullptr; // the innermost open scope; each links the one before
+};
+inline thread_local constinit thread_streams this_thread{};
 
 /// A device at or beyond own_inline_devices: its slot, or nullptr where none was set.
 [[gnu::noinline]] void* own_more_get(std::size_t device) noexcept;
 
-/// The stream a scope set for `device` on the calling thread, or nullptr where none is set.
-inline void* own_read(std::int32_t device) noexcept {
+/// The stream a scope set for `device` in `mine` (the calling thread's), or nullptr where none is set.
+inline void* own_read(const thread_streams& mine, std::int32_t device) noexcept {
   const auto d = static_cast<std::size_t>(device);
-  return d < own_inline_devices ? own_inline[d] : own_more_get(d);
+  return d < own_inline_devices ? mine.own[d] : own_more_get(d);
 }
+inline void* own_read(std::int32_t device) noexcept { return own_read(this_thread, device); }
 
 /// The name the provider registers under (it cannot be unregistered).
 inline constexpr const char* own_name = "streamlike";

@@ -32,11 +32,18 @@ registry& the_registry() noexcept {
 void publish(registry& r, std::vector<provider> entries) {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const provider& a, const provider& b) { return a.table.priority < b.table.priority; });
-  auto* list = new provider_list{std::move(entries), {}, r.all_found.load(std::memory_order_relaxed), nullptr};
+  auto* list = new provider_list{std::move(entries), {}, r.all_found.load(std::memory_order_relaxed)};
   list->getters.reserve(list->entries.size());
   for (provider& p : list->entries) {
     p.table.name = p.name.c_str(); // after the move: stable now
     list->getters.push_back(getter{p.direct.kind, p.table.get, p.table.context, p.direct.torch, p.direct.tvm_ffi});
+  }
+  const auto kind_at = [&](std::size_t i) { return list->getters[i].kind; };
+  if (list->getters.size() == 1 && kind_at(0) == direct_kind::own) {
+    list->shape = list_shape::own_only;
+  } else if (list->getters.size() == 2 && kind_at(0) == direct_kind::torch && kind_at(1) == direct_kind::own) {
+    list->shape = list_shape::torch_then_own;
+    list->torch = list->getters[0].torch;
   }
   list->replaced = r.list.load(std::memory_order_relaxed);
   r.list.store(list, std::memory_order_release);

@@ -52,10 +52,16 @@ struct getter {
 /// `getters` is the same list packed for current_stream() (what one call reads: 40 bytes a provider);
 /// `complete`: every built-in framework was found when the list was made, so nobody need look for
 /// newly loaded ones again.
+/// The lists current_stream() reads without walking them, those of the common processes:
+/// streamlike's own alone (no framework loaded), and torch's then streamlike's own (torch alone).
+enum class list_shape : unsigned char { any, own_only, torch_then_own };
+
 struct provider_list {
   std::vector<provider> entries;
   std::vector<getter> getters;
   bool complete = false;
+  list_shape shape = list_shape::any;
+  torch_get_fn torch = nullptr; // torch_then_own: torch's getter
   // The list this one replaced: lists are never freed (a reader may still hold one), and the
   // chain keeps every one reachable from the published pointer (no leak, for LeakSanitizer too).
   const provider_list* replaced = nullptr;
