@@ -133,6 +133,12 @@ class Model:
                 if seen[f] != left[f]:
                     return seen[f]
             return stream
+        return self.current_outside_scopes(device)
+
+    def current_outside_scopes(self, device):
+        """The rule without scopes: what a copy of streamlike that does not hold the open scope
+        (another module's, the checker's) answers from the frameworks alone."""
+        seen = self.seen[device]
         for f in FRAMEWORKS:
             if seen[f] not in DEFAULTS:
                 return seen[f]
@@ -285,8 +291,12 @@ def _run_case(fw, case):
             assert fw.torch_object_is(obj, device) in (True, None), f"{case.id}: torch does not see s itself"
         # A torch op launches on torch's stream: where another framework's own block made a
         # different stream current (torch does not see tvm-ffi's or CuPy's blocks), the op would be
-        # the wrong-stream launch the matrix documents, not a probe of what torch was handed.
-        if inner_model.seen[device]["torch"] == inner_model.current(device):
+        # the wrong-stream launch the matrix documents, not a probe of what torch was handed. So
+        # too where only the copy of streamlike holding the scope sees it so (torch's own block
+        # naming a default stream inside a scope that set tvm-ffi too): a module that does not
+        # hold the scope, the checker among them, answers tvm-ffi's stream (docs/streamcheck.md).
+        torch_stream = inner_model.seen[device]["torch"]
+        if torch_stream == inner_model.current(device) == inner_model.current_outside_scopes(device):
             fw.torch_op_runs(device)
         if case.other_thread_looks:
             look_from_another_thread(inner_model)
