@@ -47,15 +47,15 @@ struct getter {
   tvm_get_fn tvm_ffi;
 };
 
+/// The lists current_stream() reads without walking them, those of the common processes:
+/// streamlike's own alone (no framework loaded), and torch's then streamlike's own (torch alone).
+enum class list_shape : unsigned char { any, own_only, torch_then_own };
+
 /// An immutable list, sorted in asking order. Lists are never freed: a reader holds no lock and a
 /// list it is walking stays valid whatever registers meanwhile (registrations are rare).
 /// `getters` is the same list packed for current_stream() (what one call reads: 40 bytes a provider);
 /// `complete`: every built-in framework was found when the list was made, so nobody need look for
 /// newly loaded ones again.
-/// The lists current_stream() reads without walking them, those of the common processes:
-/// streamlike's own alone (no framework loaded), and torch's then streamlike's own (torch alone).
-enum class list_shape : unsigned char { any, own_only, torch_then_own };
-
 struct provider_list {
   std::vector<provider> entries;
   std::vector<getter> getters;

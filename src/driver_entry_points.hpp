@@ -32,8 +32,8 @@ struct entry_points {
   /// stream_get_ctx, the device of a stream without cudaStreamGetDevice, which invalidates a
   /// capture. Null with an older driver; not part of complete().
   CUresult (*ctx_get_device)(CUdevice*, CUcontext) = nullptr;
-  /// cuCtxGetDevice of CUDA 12 (the current context's device): what current_stream() asks for
-  /// the current device, the driver's cheapest answer to it. Null where missing.
+  /// cuCtxGetDevice of CUDA 12 (the current context's device, no context to name or check): what
+  /// current_stream() asks for the current device. Null where missing.
   CUresult (*current_ctx_get_device)(CUdevice*) = nullptr;
   /// The capture check of every eager wait (src/ordering.cpp), several times cheaper than
   /// cudaStreamIsCapturing (bench/RESULTS.md, "Ordering"). Null where missing (the runtime call is
