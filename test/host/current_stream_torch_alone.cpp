@@ -61,7 +61,8 @@ TEST_CASE("nothing loaded: streamlike's own provider alone answers, the default 
   }
 }
 
-TEST_CASE("torch alone: torch's answer, default streams included, outside scopes; a scope's or torch's inner block's inside") {
+TEST_CASE("torch alone: torch's answer, default streams included, outside scopes; a scope's or torch's inner block's "
+          "inside") {
   void* torch = dlopen(FAKE_TORCH, RTLD_NOW | RTLD_GLOBAL);
   REQUIRE(torch != nullptr);
   const auto set_torch =
@@ -78,11 +79,10 @@ TEST_CASE("torch alone: torch's answer, default streams included, outside scopes
     CAPTURE(r.torch_names);
     CAPTURE(r.device);
     const std::string what = r.torch_names;
-    void* const torch_stream = what == "nothing"                     ? nullptr
-                               : what == "the legacy default stream" ? stream_view::legacy_default().get()
-                               : what == "the per-thread default stream"
-                                   ? stream_view::per_thread_default().get()
-                                   : host_test::fake_cuda_stream(r.device).get();
+    void* const torch_stream = what == "nothing"                         ? nullptr
+                               : what == "the legacy default stream"     ? stream_view::legacy_default().get()
+                               : what == "the per-thread default stream" ? stream_view::per_thread_default().get()
+                                                                         : host_test::fake_cuda_stream(r.device).get();
     REQUIRE(set_torch(torch_stream, r.device) == 0);
     // Outside any scope: torch's answer, whatever it names (the only framework that answers).
     CHECK(current_stream(r.device).get() == torch_stream);
