@@ -15,27 +15,22 @@ import time
 import weakref
 
 import pytest
+from capture_support import MODES, no_collection
 from gpu_presence import skip_module_without_gpu
 
 skip_module_without_gpu()
 
-MODES = ["global", "thread_local", "relaxed"]
 REPLAYS = 5
 N = 1 << 16
 
 
 @pytest.fixture(autouse=True)
 def no_collection_during_captures():
-    """A collection that runs inside a global-mode capture may free an earlier test's CUDA objects
-    (a CuPy graph's cudaGraphExecDestroy), which that mode forbids from any thread: the capture
-    under test would be invalidated by a call no test made. torch.cuda.graph collects before it
-    captures for the same reason. Collections the tests ask for still run."""
-    gc.collect()
-    gc.disable()
-    try:
+    """A collection inside a global-mode capture freed an earlier test's CuPy graph
+    (cudaGraphExecDestroy) and invalidated the capture under test; torch.cuda.graph collects before
+    it captures for the same reason. Collections the tests ask for still run."""
+    with no_collection():
         yield
-    finally:
-        gc.enable()
 
 
 class Payload:
