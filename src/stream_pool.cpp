@@ -6,11 +6,26 @@
 #include <streamlike/partition.hpp>
 #include <streamlike/stream_pool.hpp>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 namespace streamlike {
+
+struct stream_pool::sub_pools {
+  std::vector<std::pair<CUgreenCtx_st*, std::vector<shared_stream>>> by_green_context;
+  std::unique_ptr<const sub_pools> replaced; // the table this one replaced, kept for its readers
+
+  /// The sub-pool of `green`, or nullptr.
+  const std::vector<shared_stream>* find(CUgreenCtx_st* green) const noexcept {
+    for (const auto& [known, streams] : by_green_context)
+      if (known == green) return &streams;
+    return nullptr;
+  }
+};
+
+stream_pool::~stream_pool() { delete sub_pools_.load(std::memory_order_acquire); }
 
 stream_pool::stream_pool(std::size_t size, const stream_options& options) {
   if (size == 0) {
@@ -36,9 +51,13 @@ shared_stream stream_pool::get_for(stream_view caller) {
     return get();
   }
   const std::size_t next = next_.fetch_add(1, std::memory_order_relaxed);
-  const std::lock_guard lock(partitions_lock_);
-  for (const auto& [known, streams] : partition_streams_) {
-    if (known == green) return streams[next % streams.size()];
+  if (const sub_pools* table = sub_pools_.load(std::memory_order_acquire)) [[likely]] {
+    if (const auto* streams = table->find(green)) return (*streams)[next % streams->size()];
+  }
+  const std::lock_guard lock(sub_pools_lock_);
+  const sub_pools* latest = sub_pools_.load(std::memory_order_relaxed);
+  if (latest != nullptr) {
+    if (const auto* streams = latest->find(green)) return (*streams)[next % streams->size()]; // made meanwhile
   }
   const partition on = detail::partition_of_green_context(green);
   if (on.device() != device_) check_device_of(caller); // throws, naming the device
@@ -48,7 +67,11 @@ shared_stream stream_pool::get_for(stream_view caller) {
     made.push_back(shared_stream::create({.priority = priority_, .partition = on}));
   }
   // Only once all are made: a failure leaves no sub-pool, and the next call tries again.
-  const auto& added = partition_streams_.emplace_back(green, std::move(made)).second;
+  auto table = std::make_unique<sub_pools>();
+  if (latest != nullptr) table->by_green_context = latest->by_green_context;
+  const auto& added = table->by_green_context.emplace_back(green, std::move(made)).second;
+  table->replaced.reset(latest);
+  sub_pools_.store(table.release(), std::memory_order_release);
   return added[next % added.size()];
 }
 

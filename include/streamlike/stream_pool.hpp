@@ -31,6 +31,7 @@ public:
 
   stream_pool(const stream_pool&) = delete;
   stream_pool& operator=(const stream_pool&) = delete;
+  ~stream_pool();
 
   /// The next stream, round-robin.
   [[nodiscard]] shared_stream get() noexcept {
@@ -48,7 +49,8 @@ public:
   /// else borrowed: its owner must keep it alive while this pool lives); for a plain stream,
   /// get(). So a library that forks work from its caller's stream stays inside the caller's SMs.
   /// Capture-safe driver queries only: cuStreamGetGreenCtx, then for a plain stream cuStreamGetCtx
-  /// (compared with the pool's context), for a green one a lock and a look-up by green context.
+  /// (compared with the pool's context), for a green one a look-up by green context without a
+  /// lock (the lock is taken only to make a sub-pool).
   /// Throws std::invalid_argument for a stream of another device than the pool's,
   /// streamlike::error when the driver fails.
   [[nodiscard]] shared_stream get_for(stream_view caller);
@@ -69,8 +71,12 @@ private:
   // by green context, made on first use. Keyed by handle: each sub-pool's streams keep their green
   // context alive (or its owner does, for a borrowed one), so the handle cannot be reused meanwhile.
   std::atomic<void*> context_{nullptr};
-  std::mutex partitions_lock_;
-  std::vector<std::pair<CUgreenCtx_st*, std::vector<shared_stream>>> partition_streams_;
+  // The sub-pools, an immutable table read with one acquire load; making a sub-pool publishes a
+  // new table under the lock, and the ones it replaced stay (a reader may be scanning one) until
+  // the pool dies (src/stream_pool.cpp).
+  struct sub_pools;
+  std::atomic<const sub_pools*> sub_pools_{nullptr};
+  std::mutex sub_pools_lock_;
 };
 
 } // namespace streamlike
