@@ -90,6 +90,11 @@ streamlike_owned_stream* to_owned_stream(const shared_stream& stream) {
     abi.priority = facts->priority;
     abi.stream_id = facts->id;
     abi.context_id = facts->primary_context_id;
+    if (facts->partition_known) {
+      abi.flags |= STREAMLIKE_OWNED_STREAM_HAS_PARTITION;
+      abi.green_context = facts->green_context;
+      abi.sm_count = facts->green_context != nullptr ? facts->sm_count : 0;
+    }
   }
   return &abi;
 }
@@ -153,6 +158,12 @@ shared_stream from_owned_stream(streamlike_owned_stream* owned) {
       // Unknown whether it is a primary context's id, and not needed: the producer's deleter,
       // not this block, decides whether the stream is still there to destroy.
       facts.primary_context_id = 0;
+      // A 1.0 producer leaves the flag and the 1.1 words zero: the partition stays unknown.
+      if ((owned->flags & STREAMLIKE_OWNED_STREAM_HAS_PARTITION) != 0) {
+        facts.partition_known = true;
+        facts.green_context = static_cast<CUgreenCtx_st*>(owned->green_context);
+        facts.sm_count = owned->green_context != nullptr ? owned->sm_count : 0;
+      }
       block = new received_stream_block(owned, std::optional<detail::stream_facts>(facts));
     } else {
       block = new received_stream_block(owned, detail::defer_facts);

@@ -240,6 +240,9 @@ green_stream create_green_stream(const stream_options& options, const char* who)
   made.facts.flags = cudaStreamNonBlocking;
   made.facts.priority = options.priority;
   made.facts.primary_context_id = 0; // a green context's stream: its partition keeps it alive
+  made.facts.partition_known = true;
+  made.facts.green_context = on.green_context();
+  made.facts.sm_count = on.sm_count();
   const CUresult asked =
       drv.stream_get_id != nullptr ? drv.stream_get_id(made.handle, &made.facts.id) : CUDA_ERROR_NOT_SUPPORTED;
   if (asked != CUDA_SUCCESS) {

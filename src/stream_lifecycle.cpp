@@ -187,6 +187,8 @@ stream_facts facts_of_created(const created_stream& created) {
   } else {
     ask_id_and_context(created.handle, facts);
   }
+  // Made in its device's primary context, which is never a green context: every SM of the device.
+  facts.partition_known = facts.primary_context_id != 0;
   return facts;
 }
 

@@ -29,6 +29,7 @@ cdef extern from "streamlike/c/owned_stream.h" nogil:
     const uint64_t STREAMLIKE_OWNED_STREAM_PER_THREAD_DEFAULT
     const uint64_t STREAMLIKE_OWNED_STREAM_NON_BLOCKING
     const uint64_t STREAMLIKE_OWNED_STREAM_HAS_FACTS
+    const uint64_t STREAMLIKE_OWNED_STREAM_HAS_PARTITION
 
     cdef struct streamlike_owned_stream:
         # Stable prefix: the same in every version.
@@ -43,7 +44,11 @@ cdef extern from "streamlike/c/owned_stream.h" nogil:
         int32_t priority
         uint64_t stream_id    # 0 if unknown
         uint64_t context_id   # 0 if unknown
-        uint64_t reserved[8]  # STREAMLIKE_OWNED_STREAM_RESERVED_WORDS, zero
+        # Version 1.1 (STREAMLIKE_OWNED_STREAM_HAS_PARTITION).
+        void* green_context   # the CUgreenCtx the stream was made in; NULL otherwise
+        uint32_t sm_count     # its SM count; 0 otherwise
+        uint32_t reserved32   # zero
+        uint64_t reserved[6]  # STREAMLIKE_OWNED_STREAM_RESERVED_WORDS, zero
 
 cdef extern from "streamlike/c/owned_stream_python.h":
     # A new "cuda_stream_owned" capsule holding `owned`; on failure raises, having released it.

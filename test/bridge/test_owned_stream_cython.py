@@ -21,7 +21,7 @@ def test_cython_consumes_a_cpp_stream(module):
     before = module.released()
     s = module.make_fake_stream(0x5000)
     facts = cython_module.consume(s)
-    assert facts == {"major": 1, "minor": 0, "handle": 0x5000, "has_facts": True, "device": 0, "stream_id": 0x5000}
+    assert facts == {"major": 1, "minor": 1, "handle": 0x5000, "has_facts": True, "device": 0, "stream_id": 0x5000}
     assert s.use_count == 1  # released by Cython
     del s
     gc.collect()

@@ -148,6 +148,42 @@ TEST_CASE("a newer minor version is accepted; its reserved words are ignored") {
   CHECK(producer.released == 1);
 }
 
+TEST_CASE("the partition travels with HAS_PARTITION, and a 1.0 struct's zero words leave it unknown") {
+  struct row {
+    const char* name;
+    bool flagged;
+    std::uintptr_t green_context;
+    std::uint32_t sm_count;
+    std::uint64_t exported_flag;
+    std::uintptr_t exported_green_context;
+    std::uint32_t exported_sm_count;
+  };
+  for (const row r :
+       {row{"a green context of 16 SMs", true, 0xabc0, 16, STREAMLIKE_OWNED_STREAM_HAS_PARTITION, 0xabc0, 16},
+        row{"a regular context (its SM count ignored)", true, 0, 99, STREAMLIKE_OWNED_STREAM_HAS_PARTITION, 0, 0},
+        row{"a 1.0 producer", false, 0, 0, 0, 0, 0}}) {
+    CAPTURE(r.name);
+    fake_producer producer;
+    streamlike_owned_stream* owned = make_fake(producer, 0x5000);
+    if (r.flagged)
+      owned->flags |= STREAMLIKE_OWNED_STREAM_HAS_PARTITION;
+    else
+      owned->minor_version = 0;
+    owned->green_context = reinterpret_cast<void*>(r.green_context); // NOLINT(performance-no-int-to-ptr)
+    owned->sm_count = r.sm_count;
+    streamlike::shared_stream s = streamlike::from_owned_stream(owned);
+    streamlike_owned_stream* out = streamlike::to_owned_stream(s); // a second module takes it on
+    CHECK((out->flags & STREAMLIKE_OWNED_STREAM_HAS_PARTITION) == r.exported_flag);
+    CHECK(out->green_context == reinterpret_cast<void*>(r.exported_green_context)); // NOLINT(performance-no-int-to-ptr)
+    CHECK(out->sm_count == r.exported_sm_count);
+    CHECK(out->reserved32 == 0);
+    for (std::uint64_t word : out->reserved) CHECK(word == 0);
+    out->deleter(out);
+    s.reset();
+    CHECK(producer.released == 1);
+  }
+}
+
 TEST_CASE("the default streams travel as their constants and flags, and come back immortal") {
   const streamlike::shared_stream legacy = streamlike::shared_stream::legacy_default();
   streamlike_owned_stream* out = streamlike::to_owned_stream(legacy);
@@ -175,7 +211,10 @@ TEST_CASE("refusals name the problem and release the struct") {
   streamlike_owned_stream* major = make_fake(producer, 0x5000);
   major->major_version = 2;
   std::string what = refusal(major);
-  CHECK_MESSAGE(host_test::contains(what, "unknown major version 2.0; expected major version 1"), what);
+  CHECK_MESSAGE(host_test::contains(what, "unknown major version 2." +
+                                              std::to_string(STREAMLIKE_OWNED_STREAM_MINOR_VERSION) +
+                                              "; expected major version 1"),
+                what);
   CHECK(producer.released == 1);
 
   streamlike_owned_stream* null_handle = make_fake(producer, 0);
@@ -223,11 +262,13 @@ TEST_CASE("the ABI's edges: only major version 1, and the default-stream handles
 
   streamlike_owned_stream* major_zero = make_fake(producer, 0x5000);
   major_zero->major_version = 0; // no such major: below the first
-  refused_with(major_zero, "unknown major version 0.0; expected major version 1");
+  refused_with(major_zero, "unknown major version 0." + std::to_string(STREAMLIKE_OWNED_STREAM_MINOR_VERSION) +
+                               "; expected major version 1");
 
   streamlike_owned_stream* major_largest = make_fake(producer, 0x5000);
   major_largest->major_version = UINT32_MAX;
-  refused_with(major_largest, "unknown major version 4294967295.0; expected major version 1");
+  refused_with(major_largest, "unknown major version 4294967295." +
+                                  std::to_string(STREAMLIKE_OWNED_STREAM_MINOR_VERSION) + "; expected major version 1");
 
   streamlike_owned_stream* legacy_unflagged = make_fake(producer, 0x1); // CU_STREAM_LEGACY without its flag
   refused_with(legacy_unflagged, "contradict handle 0x1");

@@ -7,8 +7,10 @@
 #include "../fake_cuda/fake_cuda.h"
 #include "host_support.hpp"
 
+#include <streamlike/c/owned_stream.h>
 #include <streamlike/current_stream.hpp>
 #include <streamlike/event.hpp>
+#include <streamlike/owned_stream.hpp>
 #include <streamlike/partition.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_pool.hpp>
@@ -19,6 +21,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -224,6 +227,30 @@ TEST_CASE_FIXTURE(fake_setup, "streams made on a partition report it; plain and 
     CHECK(info.sm_count == 132); // every SM of the device
     CHECK(info.context_id != 0);
     CHECK(info.context_id != p.id());
+  }
+}
+
+TEST_CASE_FIXTURE(fake_setup, "a stream handed on through the owned-stream ABI carries its partition") {
+  const partition p = partition::create(0, 16);
+  struct row {
+    const char* name;
+    shared_stream stream;
+    CUgreenCtx_st* green_context;
+    std::uint32_t sm_count;
+  };
+  for (const row& r : {row{"on a partition", shared_stream::create({.partition = p}), p.green_context(), 16},
+                       row{"plain (its device's primary context)", shared_stream::create(), nullptr, 0}}) {
+    CAPTURE(r.name);
+    streamlike_owned_stream* out = streamlike::to_owned_stream(r.stream);
+    CHECK((out->flags & STREAMLIKE_OWNED_STREAM_HAS_PARTITION) != 0);
+    CHECK(out->green_context == static_cast<void*>(r.green_context));
+    CHECK(out->sm_count == r.sm_count);
+    // Taken back and handed on again: still there (a struct another module made: owned_stream.cpp).
+    const shared_stream received = streamlike::from_owned_stream(out);
+    streamlike_owned_stream* again = streamlike::to_owned_stream(received);
+    CHECK(again->green_context == static_cast<void*>(r.green_context));
+    CHECK(again->sm_count == r.sm_count);
+    again->deleter(again);
   }
 }
 

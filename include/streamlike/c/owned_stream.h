@@ -20,7 +20,7 @@ extern "C" {
  * major it knows (it ignores what it does not know) and refuses another major (after calling
  * the deleter, which every major keeps at the same place). */
 #define STREAMLIKE_OWNED_STREAM_MAJOR_VERSION 1
-#define STREAMLIKE_OWNED_STREAM_MINOR_VERSION 0
+#define STREAMLIKE_OWNED_STREAM_MINOR_VERSION 1
 
 /* The PyCapsule names: a capsule from __cuda_stream_owned__() is named "cuda_stream_owned"; the
  * consumer that takes its pointer renames it "used_cuda_stream_owned" (so it is consumed once),
@@ -40,10 +40,16 @@ extern "C" {
  * (so a consumer needs no CUDA call to learn them). Without it they are zero (device -1) and a
  * consumer that needs them asks CUDA. */
 #define STREAMLIKE_OWNED_STREAM_HAS_FACTS ((uint64_t)1 << 3)
+/* Version 1.1. green_context and sm_count are filled in: the stream was made in that green context
+ * (an SM partition), or, with green_context NULL, in a regular context (every SM of its device).
+ * Meaningful only with STREAMLIKE_OWNED_STREAM_HAS_FACTS. Without it the partition is unknown, and
+ * a consumer that needs it asks CUDA (cuStreamGetGreenCtx). */
+#define STREAMLIKE_OWNED_STREAM_HAS_PARTITION ((uint64_t)1 << 4)
 
-/* Reserved words after the version 1.0 members: zero from every 1.x producer that does not use
- * them. Fixed, so the struct's size never changes within a major. */
-#define STREAMLIKE_OWNED_STREAM_RESERVED_WORDS 8
+/* Reserved words after the version 1.1 members: zero from every 1.x producer that does not use
+ * them. The struct's size never changes within a major: 1.1 gave meaning to the first two of the
+ * eight words 1.0 reserved. */
+#define STREAMLIKE_OWNED_STREAM_RESERVED_WORDS 6
 
 typedef struct streamlike_owned_stream {
   /* --- Stable prefix: the same in every version, major ones included. --- */
@@ -61,6 +67,11 @@ typedef struct streamlike_owned_stream {
   int32_t priority;    /* the stream's priority (lower is higher); 0 without HAS_FACTS */
   uint64_t stream_id;  /* the driver's process-unique id (cuStreamGetId); 0 if unknown */
   uint64_t context_id; /* the driver's id of the stream's context (cuCtxGetId); 0 if unknown */
+
+  /* --- Version 1.1 (zero from a 1.0 producer). --- */
+  void* green_context; /* the CUgreenCtx the stream was made in (HAS_PARTITION); NULL otherwise */
+  uint32_t sm_count;   /* its SM count (HAS_PARTITION and a green context); 0 otherwise */
+  uint32_t reserved32; /* zero */
   uint64_t reserved[STREAMLIKE_OWNED_STREAM_RESERVED_WORDS]; /* zero */
 } streamlike_owned_stream;
 
@@ -84,7 +95,10 @@ STREAMLIKE_OWNED_STREAM_CHECK(device_at_40, offsetof(streamlike_owned_stream, de
 STREAMLIKE_OWNED_STREAM_CHECK(priority_at_44, offsetof(streamlike_owned_stream, priority) == 44);
 STREAMLIKE_OWNED_STREAM_CHECK(stream_id_at_48, offsetof(streamlike_owned_stream, stream_id) == 48);
 STREAMLIKE_OWNED_STREAM_CHECK(context_id_at_56, offsetof(streamlike_owned_stream, context_id) == 56);
-STREAMLIKE_OWNED_STREAM_CHECK(reserved_at_64, offsetof(streamlike_owned_stream, reserved) == 64);
+STREAMLIKE_OWNED_STREAM_CHECK(green_context_at_64, offsetof(streamlike_owned_stream, green_context) == 64);
+STREAMLIKE_OWNED_STREAM_CHECK(sm_count_at_72, offsetof(streamlike_owned_stream, sm_count) == 72);
+STREAMLIKE_OWNED_STREAM_CHECK(reserved32_at_76, offsetof(streamlike_owned_stream, reserved32) == 76);
+STREAMLIKE_OWNED_STREAM_CHECK(reserved_at_80, offsetof(streamlike_owned_stream, reserved) == 80);
 STREAMLIKE_OWNED_STREAM_CHECK(size_is_128, sizeof(streamlike_owned_stream) == 128);
 #  undef STREAMLIKE_OWNED_STREAM_CHECK
 #endif

@@ -16,6 +16,10 @@
 #include <type_traits>
 #include <utility>
 
+// The driver's green context handle (cuda.h's CUgreenCtx), declared so that this header does not
+// need cuda.h.
+struct CUgreenCtx_st;
+
 namespace streamlike::detail {
 
 /// What a shared_stream caches about its stream, so that its queries make no CUDA call. The
@@ -32,6 +36,12 @@ struct stream_facts {
   /// context, else 0: tells a stream that died with cudaDeviceReset from a live one when the
   /// last reference drops.
   unsigned long long primary_context_id = 0;
+  /// The stream's partition, where known without asking the driver (partition_known): the green
+  /// context it was made in (nullptr: a regular context, every SM of the device) and that green
+  /// context's SM count. Carried by the owned-stream C ABI (HAS_PARTITION).
+  bool partition_known = false;
+  CUgreenCtx_st* green_context = nullptr;
+  unsigned int sm_count = 0;
 };
 
 /// Asks a block to query its facts on first use rather than when made.
