@@ -99,10 +99,10 @@ struct partition_info {
 /// The partition of any stream: one made here, torch's green-context streams, cuda.core's,
 /// CCCL's, a raw handle. For a default stream, the calling thread's current context's (as the
 /// driver answers). Asks only calls that name a context or a green context, never the stream's
-/// id, flags or device, so that it is meant not to invalidate a capture the stream is in:
-/// cuStreamGetCtx (measured capture-safe), cuStreamGetGreenCtx (believed safe; to be measured on
-/// the H200), cuCtxGetId, cuCtxGetDevice, cuGreenCtxGetDevResource/cuCtxGetDevResource (they name
-/// no stream). Throws streamlike::error naming partition_of and the driver call that failed.
+/// id, flags or device, so that it does not invalidate a capture the stream is in (measured on the
+/// H200 in all three capture modes, docs/partitions.md): cuStreamGetCtx, cuStreamGetGreenCtx,
+/// cuCtxGetId, cuCtxGetDevice, cuGreenCtxGetDevResource/cuCtxGetDevResource (they name no stream).
+/// Throws streamlike::error naming partition_of and the driver call that failed.
 [[nodiscard]] STREAMLIKE_API partition_info partition_of(stream_view stream);
 
 } // namespace streamlike
