@@ -28,7 +28,8 @@ extern "C" {
 #define STREAMLIKE_OWNED_STREAM_CAPSULE_NAME "cuda_stream_owned"
 #define STREAMLIKE_OWNED_STREAM_USED_CAPSULE_NAME "used_cuda_stream_owned"
 
-/* `flags` bits (version 1.0). Every other bit is zero; a consumer ignores bits it does not know. */
+/* `flags` bits (version 1.0; bit 4 from 1.1). Every other bit is zero; a consumer ignores bits
+ * it does not know. */
 /* The handle is CUDA's legacy default stream (CU_STREAM_LEGACY, 0x1): immortal. */
 #define STREAMLIKE_OWNED_STREAM_LEGACY_DEFAULT ((uint64_t)1 << 0)
 /* The handle is CUDA's per-thread default stream (CU_STREAM_PER_THREAD, 0x2): immortal. */
