@@ -297,6 +297,19 @@ void* context_of(stream_view stream, const char* who) {
   return context;
 }
 
+stream_contexts contexts_of(stream_view stream, const char* who) {
+  stream_contexts found;
+  if (const auto both = driver::get().stream_get_ctx_and_green_ctx; both != nullptr) {
+    CUcontext context = nullptr;
+    check(both(stream.get(), &context, &found.green_context), who, "cuStreamGetCtx");
+    found.context = context;
+    return found;
+  }
+  found.green_context = green_context_of(stream, who);
+  if (found.green_context == nullptr) found.context = context_of(stream, who);
+  return found;
+}
+
 partition partition_of_green_context(CUgreenCtx_st* green_context) {
   {
     const std::lock_guard lock(registry_lock);

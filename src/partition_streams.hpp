@@ -41,6 +41,16 @@ void drop_partition_of(cudaStream_t handle) noexcept;
 /// naming `who` if the driver fails.
 [[nodiscard]] void* context_of(stream_view stream, const char* who);
 
+/// Where `stream` runs, as stream_pool::get_for needs it: its green context (null for a plain
+/// stream) and, for a plain stream, its context. One driver call where the driver has
+/// cuStreamGetCtx_v2, else cuStreamGetGreenCtx and, for a plain stream, cuStreamGetCtx. Throws
+/// streamlike::error naming `who` if the driver fails.
+struct stream_contexts {
+  CUgreenCtx_st* green_context = nullptr;
+  void* context = nullptr; // a plain stream's (for a green one, unspecified)
+};
+[[nodiscard]] stream_contexts contexts_of(stream_view stream, const char* who);
+
 /// The partition of a green context: the live streamlike partition made of it if there is one
 /// (shared, so it stays alive), else a borrowed one.
 [[nodiscard]] partition partition_of_green_context(CUgreenCtx_st* green_context);

@@ -39,7 +39,8 @@ stream_pool::stream_pool(std::size_t size, const stream_options& options) {
 
 shared_stream stream_pool::get_for(stream_view caller) {
   constexpr const char* who = "stream_pool::get_for";
-  CUgreenCtx_st* const green = detail::green_context_of(caller, who);
+  const detail::stream_contexts where = detail::contexts_of(caller, who);
+  CUgreenCtx_st* const green = where.green_context;
   if (green == nullptr) {
     // A plain stream: the pool's own context is the common case, else its device must be the pool's.
     void* pool_context = context_.load(std::memory_order_relaxed);
@@ -47,7 +48,7 @@ shared_stream stream_pool::get_for(stream_view caller) {
       pool_context = detail::context_of(streams_.front().get(), who);
       context_.store(pool_context, std::memory_order_relaxed);
     }
-    if (detail::context_of(caller, who) != pool_context) check_device_of(caller);
+    if (where.context != pool_context) check_device_of(caller);
     return get();
   }
   const std::size_t next = next_.fetch_add(1, std::memory_order_relaxed);

@@ -48,9 +48,10 @@ public:
   /// green context the first time it is met (shared with the streamlike partition that made it,
   /// else borrowed: its owner must keep it alive while this pool lives); for a plain stream,
   /// get(). So a library that forks work from its caller's stream stays inside the caller's SMs.
-  /// Capture-safe driver queries only: cuStreamGetGreenCtx, then for a plain stream cuStreamGetCtx
-  /// (compared with the pool's context), for a green one a look-up by green context without a
-  /// lock (the lock is taken only to make a sub-pool).
+  /// One capture-safe driver query, cuStreamGetCtx_v2 (a driver without it: cuStreamGetGreenCtx,
+  /// then for a plain stream cuStreamGetCtx); then for a plain stream a comparison with the pool's
+  /// context, for a green one a look-up by green context without a lock (the lock is taken only
+  /// to make a sub-pool).
   /// Throws std::invalid_argument for a stream of another device than the pool's,
   /// streamlike::error when the driver fails.
   [[nodiscard]] shared_stream get_for(stream_view caller);

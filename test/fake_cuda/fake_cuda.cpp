@@ -711,6 +711,21 @@ CUresult CUDAAPI fake_cuStreamGetGreenCtx(CUstream stream, CUgreenCtx* green) {
   return CUDA_SUCCESS;
 }
 
+// cuStreamGetCtx as of CUDA 12.5 (cuStreamGetCtx_v2): both contexts in one call. A green stream's
+// green context, with its device's primary context beside it; a plain stream's context and no
+// green context.
+CUresult CUDAAPI fake_cuStreamGetCtx_v2(CUstream stream, CUcontext* ctx, CUgreenCtx* green) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.count("cuStreamGetCtx_v2");
+  stream_state* s = f.find(stream);
+  if (s == nullptr || ctx == nullptr || green == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  const bool default_stream = reinterpret_cast<std::uintptr_t>(stream) <= 2;
+  *green = static_cast<CUgreenCtx>(s->green);
+  *ctx = ctx_of_device(default_stream ? current_device : s->device);
+  return CUDA_SUCCESS;
+}
+
 void* driver_function(const std::string& name, unsigned int version) {
   static const std::map<std::string, void*> functions = {
       {"cuStreamGetCtx", reinterpret_cast<void*>(&fake_cuStreamGetCtx)},
@@ -748,6 +763,9 @@ void* driver_function(const std::string& name, unsigned int version) {
   if (name == "cuCtxGetDevice")
     return version >= 13000 ? reinterpret_cast<void*>(&fake_cuCtxGetDevice_v2)
                             : reinterpret_cast<void*>(&fake_cuCtxGetDevice);
+  // cuStreamGetCtx names the green context too from CUDA 12.5, in a driver that has them.
+  if (name == "cuStreamGetCtx" && version >= 12050 && state().green_contexts)
+    return reinterpret_cast<void*>(&fake_cuStreamGetCtx_v2);
   // A driver without green contexts lacks their functions (and the resource queries with them).
   static const char* const green_functions[] = {
       "cuDeviceGetDevResource",    "cuCtxGetDevResource", "cuGreenCtxGetDevResource", "cuDevSmResourceSplitByCount",
