@@ -138,16 +138,17 @@ inline void* first_answer(const provider_list& list, int device, std::ptrdiff_t&
   return first;
 }
 
+/// first_answer without the provider, out of current_stream()'s straight path.
+[[gnu::noinline]] void* first_answer_of(const provider_list& list, int device) noexcept {
+  std::ptrdiff_t unused = -1;
+  return first_answer(list, device, unused);
+}
+
 /// The answer inside a scope, or the rule's where no scope is open on `device`.
 [[gnu::noinline]] void* answer_with_scopes(const provider_list& list, const thread_streams& mine, int device) noexcept {
   std::ptrdiff_t unused = -1;
   if (const saved_streams* scope = scope_on(mine, device)) return scoped_answer(*scope, device, unused);
-  return first_answer(list, device, unused);
-}
-
-[[gnu::noinline]] void* first_answer_of(const provider_list& list, int device) noexcept {
-  std::ptrdiff_t unused = -1;
-  return first_answer(list, device, unused);
+  return first_answer_of(list, device);
 }
 
 /// What current_stream() answers. The lists of the common processes (nothing loaded, torch alone)
