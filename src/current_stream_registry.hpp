@@ -61,7 +61,7 @@ struct provider_list {
   std::vector<getter> getters;
   bool complete = false;
   list_shape shape = list_shape::any;
-  torch_get_fn torch = nullptr; // torch_then_own: torch's getter
+  torch_get_fn torch = nullptr; // torch_then_own: getters[0].torch, one load nearer current_stream()
   // The list this one replaced: lists are never freed (a reader may still hold one), and the
   // chain keeps every one reachable from the published pointer (no leak, for LeakSanitizer too).
   const provider_list* replaced = nullptr;
