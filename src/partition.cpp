@@ -272,16 +272,20 @@ void keep_partition_of(cudaStream_t handle, const partition& p) {
   if (kept().insert_or_assign(handle, p).second) kept_count.fetch_add(1, std::memory_order_relaxed);
 }
 
-void drop_partition_of(cudaStream_t handle) noexcept {
+bool destroy_if_kept_partition(cudaStream_t handle) noexcept {
   if (kept_count.load(std::memory_order_relaxed) == 0) [[likely]]
-    return;
-  partition released; // dropped after the lock: its last copy may destroy the green context
-  const std::lock_guard lock(kept_lock);
-  if (auto it = kept().find(handle); it != kept().end()) {
+    return false;
+  partition released; // dropped last: its last copy may destroy the green context
+  {
+    const std::lock_guard lock(kept_lock);
+    const auto it = kept().find(handle);
+    if (it == kept().end()) return false;
     released = std::move(it->second);
     kept().erase(it);
     kept_count.fetch_sub(1, std::memory_order_relaxed);
   }
+  destroy_green_stream(handle, released.device());
+  return true;
 }
 
 CUgreenCtx_st* green_context_of(stream_view stream, const char* who) {

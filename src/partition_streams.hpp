@@ -26,12 +26,13 @@ struct green_stream {
 /// context; else the runtime's destroy on its device). Never throws.
 void destroy_green_stream(cudaStream_t handle, int device) noexcept;
 
-/// Holds `p` until drop_partition_of(handle): what keeps a unique_stream's green context alive
+/// Holds `p` until destroy_if_kept_partition(handle): what keeps a unique_stream's green context alive
 /// (a unique_stream is one handle, with no room for it).
 void keep_partition_of(cudaStream_t handle, const partition& p);
-/// Releases what keep_partition_of holds for `handle`, after the stream is destroyed. One
-/// relaxed load when no unique_stream of a partition lives. Never throws.
-void drop_partition_of(cudaStream_t handle) noexcept;
+/// Destroys `handle` if keep_partition_of holds a partition for it: the driver's destroy, which
+/// needs no current context, then the partition let go (it may destroy the green context). Says
+/// whether it did. One relaxed load when no unique_stream of a partition lives. Never throws.
+[[nodiscard]] bool destroy_if_kept_partition(cudaStream_t handle) noexcept;
 
 /// The green context `stream` was made in (cuStreamGetGreenCtx), null for a plain stream or where
 /// the driver has no green contexts. Throws streamlike::error naming `who` if the driver fails.

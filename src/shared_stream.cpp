@@ -80,6 +80,10 @@ public:
 
 private:
   void dispose() noexcept override {
+    if (destroy_if_kept_partition(handle())) { // a unique_stream made on a partition, then moved in
+      delete this;
+      return;
+    }
     // Always known: queried when the stream was created or adopted.
     const stream_facts* facts = known_facts();
     // Created here in a primary context (the common case): that context asked for its id, then
@@ -96,7 +100,6 @@ private:
         destroy_stream_on_device(handle(), facts->device);
       }
     }
-    drop_partition_of(handle()); // a unique_stream made on a partition, then moved in
     delete this;
   }
 

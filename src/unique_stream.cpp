@@ -27,8 +27,8 @@ unique_stream unique_stream::adopt(cudaStream_t handle) {
 }
 
 void unique_stream::destroy(cudaStream_t handle) noexcept {
-  detail::destroy_stream(handle);
-  detail::drop_partition_of(handle); // the partition of a stream made on one, now that it is gone
+  // Made on a partition: the driver's destroy, as the green stream's context is not current.
+  if (!detail::destroy_if_kept_partition(handle)) detail::destroy_stream(handle);
 }
 
 void unique_stream::throw_empty(const char* what) {

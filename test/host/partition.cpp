@@ -309,7 +309,11 @@ TEST_CASE_FIXTURE(fake_setup, "the last stream made on a partition keeps its gre
     p.reset();
     CHECK(fake_cuda_live_green_contexts() == greens + 1);
     CHECK(partition_of(*s).green);
+    const long driver_destroys = fake_cuda_calls("cuStreamDestroy");
+    const long runtime_destroys = fake_cuda_calls("cudaStreamDestroy");
     s.reset();
+    CHECK(fake_cuda_calls("cuStreamDestroy") == driver_destroys + 1); // its context is not current: no guard
+    CHECK(fake_cuda_calls("cudaStreamDestroy") == runtime_destroys);
   }
   SUBCASE("unique_stream moved into a shared_stream") {
     std::optional<partition> p = partition::create(0, 16);
