@@ -1,7 +1,8 @@
 // Partitions (docs/partitions.md): what a stream on a partition and a pooled stream of the caller's
 // partition cost, each against its baseline in the same run.
 //   create/: a green stream's create + drop through the owners, against the driver's own
-//            cuGreenCtxStreamCreate + cuStreamDestroy (claim: at most 1.05x);
+//            cuGreenCtxStreamCreate + cuStreamDestroy (claim: at most 1.05x), judged from
+//            rounds/creation: the same ways in paired rounds (bench/rounds.hpp says why);
 //   pool/:   stream_pool::get_for(caller) + drop for a green and a plain caller, against
 //            stream_pool::get + drop (claim: at most 2x);
 //   diag/:   the driver queries get_for and partition_of make (shown, not judged).
@@ -9,9 +10,10 @@
 // cannot make green contexts (a failure of the claim's premise, not a measurement).
 //
 // Judged with bench/tools/ratios.py (docs/partitions.md, "Benchmarks", has the command line):
-// the create/ rows against create/cuGreenCtxStreamCreate+cuStreamDestroy (<= 1.05), the pool/
-// get_for rows against pool/stream_pool::get+drop (<= 2), gated by the control/ row.
+// rounds/creation's counters against create/cuGreenCtxStreamCreate+cuStreamDestroy (<= 1.05),
+// gated by the control/ way; the pool/ get_for rows against pool/stream_pool::get+drop (<= 2).
 #include "gpu_bench.hpp"
+#include "rounds.hpp"
 
 #include <streamlike/partition.hpp>
 #include <streamlike/shared_stream.hpp>
@@ -28,6 +30,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 
 namespace bench_partition {
@@ -51,29 +54,37 @@ void check_driver(CUresult status, const char* what) {
   }
 }
 
-void raw_green_create_destroy(benchmark::State& state) {
-  for (auto _ : state) {
-    CUstream stream = nullptr;
-    check_driver(drv.green_stream_create(&stream, on->green_context(), CU_STREAM_NON_BLOCKING, 0),
-                 "cuGreenCtxStreamCreate");
-    benchmark::DoNotOptimize(stream);
-    check_driver(drv.destroy(stream), "cuStreamDestroy");
-  }
+// One create + destroy of each way to make a green stream: the loop body of its row and of its
+// block in a round, so both time the same code.
+void raw_green_create_destroy() {
+  CUstream stream = nullptr;
+  check_driver(drv.green_stream_create(&stream, on->green_context(), CU_STREAM_NON_BLOCKING, 0),
+               "cuGreenCtxStreamCreate");
+  benchmark::DoNotOptimize(stream);
+  check_driver(drv.destroy(stream), "cuStreamDestroy");
 }
 
-void shared_create_drop(benchmark::State& state) {
-  for (auto _ : state) {
-    streamlike::shared_stream stream = streamlike::shared_stream::create({.partition = *on});
-    benchmark::DoNotOptimize(stream);
-  }
+void shared_create_drop() {
+  streamlike::shared_stream stream = streamlike::shared_stream::create({.partition = *on});
+  benchmark::DoNotOptimize(stream);
 }
 
-void unique_create_drop(benchmark::State& state) {
-  for (auto _ : state) {
-    streamlike::unique_stream stream = streamlike::unique_stream::create({.partition = *on});
-    benchmark::DoNotOptimize(stream);
-  }
+void unique_create_drop() {
+  streamlike::unique_stream stream = streamlike::unique_stream::create({.partition = *on});
+  benchmark::DoNotOptimize(stream);
 }
+
+using bench_rounds::make_way;
+constexpr bench_rounds::way creation_ways[] = {
+    make_way<raw_green_create_destroy>("create/cuGreenCtxStreamCreate+cuStreamDestroy"),
+    make_way<shared_create_drop>("create/shared_stream::create(partition)+drop"),
+    make_way<unique_create_drop>("create/unique_stream::create(partition)+drop"),
+    make_way<raw_green_create_destroy>("control/cuGreenCtxStreamCreate+cuStreamDestroy_again"),
+};
+
+// rounds/creation (bench/rounds.hpp): blocks of 100 creates + destroys, about 2.5 ms a round.
+std::mt19937 round_order(20261202);
+void creation_rounds(benchmark::State& state) { bench_rounds::run_rounds(state, creation_ways, 100, round_order); }
 
 void pool_get_drop(benchmark::State& state) {
   for (auto _ : state) {
@@ -115,10 +126,7 @@ void partition_of_green(benchmark::State& state) {
 }
 
 void register_all() {
-  benchmark::RegisterBenchmark("create/cuGreenCtxStreamCreate+cuStreamDestroy", raw_green_create_destroy);
-  benchmark::RegisterBenchmark("create/shared_stream::create(partition)+drop", shared_create_drop);
-  benchmark::RegisterBenchmark("create/unique_stream::create(partition)+drop", unique_create_drop);
-  benchmark::RegisterBenchmark("control/cuGreenCtxStreamCreate+cuStreamDestroy_again", raw_green_create_destroy);
+  bench_rounds::register_rows_and_rounds("rounds/creation", creation_rounds, creation_ways);
   benchmark::RegisterBenchmark("pool/stream_pool::get+drop", pool_get_drop);
   benchmark::RegisterBenchmark("pool/stream_pool::get_for(green)+drop", pool_get_for_drop<&green_caller>);
   benchmark::RegisterBenchmark("pool/stream_pool::get_for(plain)+drop", pool_get_for_drop<&plain_caller>);

@@ -10,13 +10,7 @@
 // is measured in the same run_all.sh run by bench/references.py and shown beside these rows; it is
 // judged in bench/python/bench_package.py, where both run in one process.
 //
-// Why the creation claim is judged from rounds: the driver's cost of a create + destroy drifts
-// over a run, so each per-call row's repetitions spread by 9-19% and two rows of the identical
-// baseline read up to 4% apart, too close to the 5% margin to tell. rounds/creation runs every
-// way in short blocks, in a shuffled order, within one round, so each round measures all ways in
-// the same window; each repetition is one round, and ratios.py --rounds takes the median over
-// rounds of each round's ratio, which cancels the drift (the baseline against itself reads within
-// 1%) and, being a median of ratios, leaves out a round that a hiccup of the host slowed.
+// The creation claim is judged from paired rounds (bench/rounds.hpp says why).
 //
 // Benchmark names (bench/tools/run_all.sh judges them with ratios.py --compare):
 //   create/cudaStreamCreate+cudaStreamDestroy          the baseline of the pool claim
@@ -33,7 +27,7 @@
 //   pool/stream_pool::get+drop                         judged: >= 100x faster than the baseline
 //   rounds/creation/iterations:1/real_time             one round per repetition (its time is the
 //                                                      round's, in ms): every create/ and control/
-//                                                      way above runs a block of calls_per_block
+//                                                      way above runs a block of 100
 //                                                      calls, timed alone, in an order shuffled each
 //                                                      round; one user counter per way, named as its
 //                                                      row, holds its mean ns per create + destroy
@@ -48,6 +42,7 @@
 // Without a CUDA device it says so and exits 77 (skipped) before registering anything.
 // Nothing is queued on any stream, so there is no queue to bound.
 #include "gpu_bench.hpp"
+#include "rounds.hpp"
 
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_pool.hpp>
@@ -58,15 +53,10 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
-#include <array>
-#include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <iterator>
 #include <memory>
-#include <numeric>
 #include <random>
 #include <string>
 
@@ -143,67 +133,23 @@ void unique_create_drop() {
   benchmark::DoNotOptimize(stream);
 }
 
-// A way's row: one create + destroy per iteration.
-template <void (*create_destroy)()>
-void per_call(benchmark::State& state) {
-  for (auto _ : state) create_destroy();
-}
-
-// A way's block in a round: `calls` creates + destroys in a row.
-template <void (*create_destroy)()>
-void block(int calls) {
-  for (int i = 0; i < calls; ++i) create_destroy();
-}
-
 // Every way to make a stream, each under the name of its row; the control is the first again.
-struct creation_way {
-  const char* name;
-  void (*row)(benchmark::State&);
-  void (*block)(int);
+using bench_rounds::make_way;
+constexpr bench_rounds::way creation_ways[] = {
+    make_way<raw_create_destroy>("create/cudaStreamCreate+cudaStreamDestroy"),
+    make_way<raw_create_with_flags_destroy>("create/cudaStreamCreateWithFlags(non_blocking)+cudaStreamDestroy"),
+    make_way<raw_create_with_priority_destroy>("create/cudaStreamCreateWithPriority(non_blocking)+cudaStreamDestroy"),
+    make_way<driver_create_destroy>("create/cuStreamCreate(non_blocking)+cuStreamDestroy"),
+    make_way<driver_create_with_priority_destroy>("create/cuStreamCreateWithPriority(non_blocking)+cuStreamDestroy"),
+    make_way<shared_create_drop>("create/shared_stream::create+drop"),
+    make_way<unique_create_drop>("create/unique_stream::create+drop"),
+    make_way<raw_create_destroy>("control/cudaStreamCreate+cudaStreamDestroy_again"),
 };
 
-template <void (*create_destroy)()>
-constexpr creation_way way(const char* name) {
-  return {name, per_call<create_destroy>, block<create_destroy>};
-}
-
-constexpr creation_way creation_ways[] = {
-    way<raw_create_destroy>("create/cudaStreamCreate+cudaStreamDestroy"),
-    way<raw_create_with_flags_destroy>("create/cudaStreamCreateWithFlags(non_blocking)+cudaStreamDestroy"),
-    way<raw_create_with_priority_destroy>("create/cudaStreamCreateWithPriority(non_blocking)+cudaStreamDestroy"),
-    way<driver_create_destroy>("create/cuStreamCreate(non_blocking)+cuStreamDestroy"),
-    way<driver_create_with_priority_destroy>("create/cuStreamCreateWithPriority(non_blocking)+cuStreamDestroy"),
-    way<shared_create_drop>("create/shared_stream::create+drop"),
-    way<unique_create_drop>("create/unique_stream::create+drop"),
-    way<raw_create_destroy>("control/cudaStreamCreate+cudaStreamDestroy_again"),
-};
-constexpr std::size_t creation_way_count = std::size(creation_ways);
-
-// rounds/creation: one round per iteration, one iteration per repetition. Each way runs a block of
-// calls_per_block creates + destroys, timed alone, in an order shuffled every round (the
-// generator is seeded once, so a run is reproducible and its rounds still differ). The counters
-// are each way's mean ns per create + destroy in the round: about 4 ms of creating in all.
-constexpr int calls_per_block = 100;
+// rounds/creation (bench/rounds.hpp): blocks of 100 creates + destroys, about 4 ms of creating a
+// round.
 std::mt19937 round_order(20261201);
-
-void creation_rounds(benchmark::State& state) {
-  std::array<std::size_t, creation_way_count> order{};
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::array<double, creation_way_count> total_ns{};
-  for (auto _ : state) {
-    std::shuffle(order.begin(), order.end(), round_order);
-    for (const std::size_t w : order) {
-      const auto start = std::chrono::steady_clock::now();
-      creation_ways[w].block(calls_per_block);
-      const auto stop = std::chrono::steady_clock::now();
-      total_ns[w] += std::chrono::duration<double, std::nano>(stop - start).count();
-    }
-  }
-  const double calls = static_cast<double>(state.iterations()) * calls_per_block;
-  for (std::size_t w = 0; w < creation_way_count; ++w) {
-    state.counters[creation_ways[w].name] = benchmark::Counter(calls > 0 ? total_ns[w] / calls : 0.0);
-  }
-}
+void creation_rounds(benchmark::State& state) { bench_rounds::run_rounds(state, creation_ways, 100, round_order); }
 
 void pool_get_drop(benchmark::State& state) {
   for (auto _ : state) {
@@ -320,13 +266,8 @@ void device_count_and_current(benchmark::State& state) {
 }
 
 void register_all() {
-  for (const creation_way& w : creation_ways) benchmark::RegisterBenchmark(w.name, w.row);
+  bench_rounds::register_rows_and_rounds("rounds/creation", creation_rounds, creation_ways);
   benchmark::RegisterBenchmark("pool/stream_pool::get+drop", pool_get_drop);
-  // A whole round per iteration: its time is a round's, never a call's (the counters are per call).
-  benchmark::RegisterBenchmark("rounds/creation", creation_rounds)
-      ->Iterations(1)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("diag/cudaDeviceGetStreamPriorityRange", priority_range_query);
   benchmark::RegisterBenchmark("diag/cudaGetDeviceCount+cudaGetDevice", device_count_and_current);
   benchmark::RegisterBenchmark("diag/cudaGetDevice", current_device);

@@ -24,6 +24,10 @@
 #   ordering     (GPU)  streamlike::wait <= 1.2x the raw floor, <= 1.10x the driver's floor
 #                       (cuEventRecord + cuStreamWaitEvent, what wait makes), < 1x an event per call, and
 #                       <= 1.05x the wait as it was before it became capture-safe
+#   partition    (GPU)  stream_pool::get_for + drop <= 2x get + drop, for a green and a plain caller
+#   partition_creation (GPU) shared_stream and unique_stream on a partition: create + drop <= 1.05x
+#                       cuGreenCtxStreamCreate + cuStreamDestroy, from partition's rounds/creation
+#                       (as stream_creation)
 #   owner_queries (GPU) shown (compare_builds.py judges them against the previous library)
 #   current_stream      current_stream(0) <= 1.3x torch's own aoti_torch_get_current_cuda_stream
 #                       in the same loop, in a torch-only process (the real libtorch_cuda.so where
@@ -57,7 +61,7 @@ build=$1; shift
 require_gpu=0
 reps=20
 min_time=0.1
-rounds_reps=1000 # stream_creation's: rounds of about 4 ms, one per repetition, some 5-10 s
+rounds_reps=1000 # stream_creation's and partition_creation's: rounds of about 4 ms, one per repetition, some 5-10 s
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -98,7 +102,7 @@ else
 fi
 compilers=$(meson introspect "$build" --compilers 2>/dev/null | python3 -c 'import json, sys; h = json.load(sys.stdin)["host"]; print(", ".join(k + ": " + v["id"] + " " + v["version"] for k, v in h.items()))' 2>/dev/null)
 say "compilers: ${compilers:-(unknown: meson introspect failed)}"
-say "settings: $reps repetitions x $min_time s, interleaved; medians (stream_creation: medians of the per-round ratios of $rounds_reps rounds)"
+say "settings: $reps repetitions x $min_time s, interleaved; medians (stream_creation, partition_creation: medians of the per-round ratios of $rounds_reps rounds)"
 say ""
 
 # ---- one program --------------------------------------------------------------------------------
@@ -290,13 +294,24 @@ run_program ordering 1 --metric real_time \
   --info 'wait/streamlike::wait\(cudaStream_t,cudaStream_t\)|wait/event_per_call.*|diag/.*' "$floor" \
   "${refs_wait[@]}"
 
+# Partitions (bench/partition.cu): get_for + drop <= 2x a pool's get + drop; a green stream's
+# create + drop <= 1.05x the driver's cuGreenCtxStreamCreate + cuStreamDestroy, from paired rounds.
+green_raw='create/cuGreenCtxStreamCreate+cuStreamDestroy'
+run_program partition 1 --metric real_time --filter '^(pool|diag)/' \
+  --compare 'pool/stream_pool::get_for\((green|plain)\)\+drop' 'pool/stream_pool::get+drop' '<=' 2 \
+  --info 'diag/.*' 'pool/stream_pool::get+drop'
+run_program_as partition_creation partition 1 --filter '^rounds/' --rounds rounds/creation \
+  --repetitions "$rounds_reps" \
+  --compare 'create/(shared|unique)_stream::create\(partition\)\+drop' "$green_raw" '<=' 1.05 \
+  --control 'control/cuGreenCtxStreamCreate\+cuStreamDestroy_again' "$green_raw" 0.02
+
 run_shown_program owner_queries 1 --metric real_time \
   --info 'query/.*|diag/.*' 'query/core:stream_control_block::facts'
 
 # ---- summary ----------------------------------------------------------------------------------
 if [ "$require_gpu" = 1 ]; then
   # A GPU program that skipped is a failure here: the device run must measure them.
-  sed -i -E 's/^(TARGET (stream_pool|stream_creation|ordering)): SKIP/\1: FAIL (--require-gpu) SKIP/' "$verdicts"
+  sed -i -E 's/^(TARGET (stream_pool|stream_creation|ordering|partition|partition_creation)): SKIP/\1: FAIL (--require-gpu) SKIP/' "$verdicts"
 fi
 pass=$(grep -cE '^TARGET .*: PASS' "$verdicts")
 fail=$(grep -cE '^TARGET .*: FAIL' "$verdicts")
