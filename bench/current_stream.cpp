@@ -30,7 +30,10 @@
 //     torch_only/aoti_torch_get_current_cuda_stream/...    torch's own getter called directly in
 //                                the same loop (the baseline; <= 1.3x), and ..._again (control)
 //   --frameworks=none            nothing is loaded:
-//     none/current_stream()      streamlike::current_stream() of the current device
+//     none/current_stream()      streamlike::current_stream() of the current device, where
+//                                nothing is named (no device read: docs/current-stream.md, "Cost")
+//     none/current_stream()/in_scope  the same inside a scope (the device read and the scope
+//                                rule; shown, not judged)
 //     none/cuCtxGetDevice        the driver's current device (the baseline; <= 1.5x), and
 //                                none/cuCtxGetDevice_again (control)
 //
@@ -232,6 +235,15 @@ void none_current_stream(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(streamlike::current_stream());
 }
 
+void none_current_stream_in_scope(benchmark::State& state) {
+  if (!current_device_readable()) {
+    state.SkipWithError("the current device cannot be read here (no driver or GPU; preload the fake CUDA)");
+    return;
+  }
+  const streamlike::scoped_current_stream scope{streamlike::stream_view::per_thread_default()};
+  for (auto _ : state) benchmark::DoNotOptimize(streamlike::current_stream());
+}
+
 } // namespace bench_current
 
 namespace {
@@ -281,6 +293,7 @@ void register_torch_only_rows() {
 void register_no_framework_rows() {
   using namespace bench_current;
   benchmark::RegisterBenchmark("none/current_stream()", none_current_stream);
+  benchmark::RegisterBenchmark("none/current_stream()/in_scope", none_current_stream_in_scope);
   benchmark::RegisterBenchmark("none/cuCtxGetDevice", driver_ctx_get_device);
   benchmark::RegisterBenchmark("none/cuCtxGetDevice_again", driver_ctx_get_device);
 }

@@ -168,6 +168,16 @@ inline void* current_handle(const provider_list& list, int device) noexcept {
   return !is_default(torch) || own == nullptr || is_default(own) ? torch : own;
 }
 
+/// True where no provider but streamlike's own is registered, no scope is open on this thread and
+/// none of its own slots holds a stream: the answer is the handle 0 whatever the current device,
+/// which then need not be read. Only once it was read (a driver answers), so that a process
+/// without one still hears so.
+inline bool nothing_named(const provider_list& list) noexcept {
+  if (list.shape != list_shape::own_only || !current_device_read.load(std::memory_order_relaxed)) return false;
+  const thread_streams& mine = this_thread;
+  return mine.innermost_scope == nullptr && mine.named == 0;
+}
+
 } // namespace
 
 answer current_answer(const provider_list& list, int device) noexcept {
@@ -181,6 +191,7 @@ answer current_answer(const provider_list& list, int device) noexcept {
 }
 
 std::atomic<int> devices_known{0};
+std::atomic<bool> current_device_read{false};
 
 static bool cuda_absent(const error& e) noexcept {
   return e.code() == cudaErrorInsufficientDriver || e.code() == cudaErrorNoDevice;
@@ -243,8 +254,10 @@ void restore(const saved_streams& saved, int device) noexcept {
 namespace current = detail::current;
 
 stream_view current_stream(int device) {
+  const current::provider_list& list = current::listed(/*throttled=*/true);
+  if (device == current_device && current::nothing_named(list)) return stream_view{cudaStream_t{}};
   device = current::resolve_device(device, "current_stream");
-  return stream_view{static_cast<cudaStream_t>(current::current_handle(current::listed(/*throttled=*/true), device))};
+  return stream_view{static_cast<cudaStream_t>(current::current_handle(list, device))};
 }
 
 scoped_current_stream::scoped_current_stream(stream_view stream, int device, bool device_of_stream) : stream_(stream) {

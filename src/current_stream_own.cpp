@@ -21,10 +21,17 @@ int own_get(void*, int32_t device, void** stream) {
   return STREAMLIKE_CURRENT_STREAM_OK;
 }
 
+// Stores `stream` in `slot`, counting the slots that hold one (what current_stream()'s shortcut reads).
+void store(void*& slot, void* stream) noexcept {
+  thread_streams& mine = this_thread;
+  mine.named += static_cast<std::size_t>(stream != nullptr) - static_cast<std::size_t>(slot != nullptr);
+  slot = stream;
+}
+
 int own_set(void*, int32_t device, void* stream) {
   const auto d = static_cast<std::size_t>(device);
   if (d < own_inline_devices) {
-    this_thread.own[d] = stream;
+    store(this_thread.own[d], stream);
     return STREAMLIKE_CURRENT_STREAM_OK;
   }
   try {
@@ -33,7 +40,7 @@ int own_set(void*, int32_t device, void* stream) {
       if (stream == nullptr) return STREAMLIKE_CURRENT_STREAM_OK; // unset already reads as 0
       own_more.resize(i + 1, nullptr);
     }
-    own_more[i] = stream;
+    store(own_more[i], stream);
     return STREAMLIKE_CURRENT_STREAM_OK;
   } catch (...) {
     return STREAMLIKE_CURRENT_STREAM_FAILED; // out of memory

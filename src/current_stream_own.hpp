@@ -23,6 +23,7 @@ struct saved_streams;
 struct thread_streams {
   void* own[own_inline_devices] = {};
   saved_streams* innermost_scope = nullptr; // the innermost open scope; each links the one before
+  std::size_t named = 0;                    // slots of any device holding a stream
 };
 inline thread_local constinit thread_streams this_thread{};
 

@@ -130,6 +130,9 @@ void check_device_slow(int device, const char* operation);
 /// `device`, or the current device for current_device; throws std::invalid_argument (below -1, or
 /// a device the process does not have: the range is named) or streamlike::error (the current
 /// device or the device count cannot be read), naming `operation`.
+/// Set once the current device was read: the process has a driver that answers, and keeps it.
+extern std::atomic<bool> current_device_read;
+
 [[nodiscard]] inline int resolve_device(int device, const char* operation) {
   if (device >= 0) [[likely]] {
     if (static_cast<unsigned>(device) >= static_cast<unsigned>(devices_known.load(std::memory_order_relaxed)))
@@ -138,7 +141,10 @@ void check_device_slow(int device, const char* operation);
     return device;
   }
   if (device != -1) throw_bad_device(device, operation);
-  return cuda_context::current_device_driver_first(operation);
+  const int current = cuda_context::current_device_driver_first(operation);
+  if (!current_device_read.load(std::memory_order_relaxed)) [[unlikely]]
+    current_device_read.store(true, std::memory_order_relaxed);
+  return current;
 }
 
 } // namespace streamlike::detail::current

@@ -223,7 +223,8 @@ run_program_as current_stream_torch_only current_stream 0 "${torch_args[@]}" \
   --control 'torch_only/aoti_torch_get_current_cuda_stream_again(/inside|/outside)' "$torch_direct" 0.1
 run_program_as current_stream_no_framework current_stream 0 --program-arg=--frameworks=none \
   --compare 'none/current_stream\(\)' 'none/cuCtxGetDevice' '<=' 1.5 \
-  --control 'none/cuCtxGetDevice_again' 'none/cuCtxGetDevice' 0.1
+  --control 'none/cuCtxGetDevice_again' 'none/cuCtxGetDevice' 0.1 \
+  --info 'none/current_stream\(\)/in_scope' 'none/cuCtxGetDevice'
 
 # cuda.core's and torch's figures for the same operations, measured now (not judged).
 refs_pool=()

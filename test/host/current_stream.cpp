@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <memory>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -145,6 +146,46 @@ TEST_CASE("without any framework, streamlike's own provider is the only one and 
   CHECK(providers[0].can_set);
   CHECK(streamlike::current_stream(device) == stream_view{cudaStream_t{}});
   CHECK(streamlike::current_stream_conflicts(device).empty());
+}
+
+TEST_CASE("where nothing is named on the thread, current_stream() answers 0 without reading the current device") {
+  reset_fakes();
+  (void)streamlike::current_stream(); // the first read: a driver answers, and keeps answering
+  const auto device_reads = [] { return fake_cuda_calls("cuCtxGetDevice") + fake_cuda_calls("cudaGetDevice"); };
+  const long before = device_reads();
+  CHECK(streamlike::current_stream() == stream_view{cudaStream_t{}});
+  CHECK(device_reads() == before);
+  {
+    const streamlike::scoped_current_stream guard{host_test::fake_cuda_stream(1)}; // device 1; 0 is current
+    CHECK(streamlike::current_stream() == stream_view{cudaStream_t{}});
+    CHECK(device_reads() > before); // a stream is named on some device: which one is current matters
+  }
+  {
+    const streamlike::scoped_current_stream guard{s1};
+    CHECK(streamlike::current_stream() == s1);
+  }
+  const long after_scopes = device_reads();
+  CHECK(streamlike::current_stream() == stream_view{cudaStream_t{}});
+  CHECK(device_reads() == after_scopes); // the scopes left nothing named
+  const registered fake{table("fake", 50, &fake_framework::get, &fake_framework::set)};
+  fake_framework::current[device] = s3.get();
+  CHECK(streamlike::current_stream() == s3); // a provider answers: the device is read again
+  CHECK(device_reads() > after_scopes);
+}
+
+TEST_CASE("scopes that end out of order leave the outer stream named after both, and current_stream() answers it") {
+  reset_fakes();
+  std::thread([] { // what is left named stays with this thread
+    auto a = std::make_unique<streamlike::scoped_current_stream>(s1);
+    auto b = std::make_unique<streamlike::scoped_current_stream>(s2);
+    a.reset(); // puts back what a found (nothing) while b is still open
+    CHECK(streamlike::current_stream() == s2);
+    b.reset(); // puts back what b found: s1, with no scope open (docs/current-stream.md, asyncio)
+    CHECK(streamlike::current_stream() == s1);
+    CHECK(streamlike::current_stream(device) == s1);
+  })
+      .join();
+  CHECK(streamlike::current_stream() == stream_view{cudaStream_t{}}); // another thread's
 }
 
 TEST_CASE("a scope makes its stream current on its device only, and restores it on exit") {
