@@ -6,8 +6,9 @@ model, each timed in four configurations, in rotated order per round:
   control   no checker again: the run's noise (its ratio to none must stay within 2%)
   off       libstreamlike_check.so injected (CUDA_INJECTION64_PATH), STREAMLIKE_CHECK unset
   on        injected with STREAMLIKE_CHECK=all
-Prints the median times, the ratios to none (targets: launches on <= 1.10, torch step on <= 1.03,
-off ~ 1.00) and the checker's cost per checked launch in ns. Exits 77 without a device, 1 when a
+Prints the median times, the ratios to none (each the median over rounds of that round's ratio;
+targets: launches on <= 1.10, torch step on <= 1.03, off ~ 1.00) and the checker's cost per
+checked launch in ns. Exits 77 without a device, 1 when a
 target is missed, 2 when the control says the run cannot tell.
 
 usage: streamcheck_overhead.py BUILD [--rounds N] [--torch]"""
@@ -109,7 +110,10 @@ def main():
     targets = {"launches": 1.10, "torch step": 1.03}
     for w in workloads:
         median = {n: statistics.median(times[w][n]) for n in names}
-        ratio = {n: median[n] / median["none"] for n in names}
+        # Paired: each round's ratio to that round's none, then the median over rounds, which
+        # cancels a drift of the machine that moves every configuration of a round together.
+        base = times[w]["none"]
+        ratio = {n: statistics.median(t / b for t, b in zip(times[w][n], base, strict=True)) for n in names}
         print(f"{w}: " + ", ".join(f"{n} {median[n] * 1e3:.3f} ms (x{ratio[n]:.3f})" for n in names))
         if abs(ratio["control"] - 1) > 0.02:
             print(f"  INCONCLUSIVE: the control is x{ratio['control']:.3f}, beyond 2%")
