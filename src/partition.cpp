@@ -243,13 +243,16 @@ green_stream create_green_stream(const stream_options& options, const char* who)
   made.facts.partition_known = true;
   made.facts.green_context = on.green_context();
   made.facts.sm_count = on.sm_count();
-  const CUresult asked =
-      drv.stream_get_id != nullptr ? drv.stream_get_id(made.handle, &made.facts.id) : CUDA_ERROR_NOT_SUPPORTED;
-  if (asked != CUDA_SUCCESS) {
-    destroy_green_stream(made.handle, device);
+  return made;
+}
+
+void ask_green_stream_id(green_stream& made, const char* who) {
+  const auto get_id = driver::get().stream_get_id;
+  const CUresult asked = get_id != nullptr ? get_id(made.handle, &made.facts.id) : CUDA_ERROR_NOT_SUPPORTED;
+  if (asked != CUDA_SUCCESS) [[unlikely]] {
+    destroy_green_stream(made.handle, made.facts.device);
     check(asked, who, "cuStreamGetId");
   }
-  return made;
 }
 
 void destroy_green_stream(cudaStream_t handle, int device) noexcept {

@@ -13,14 +13,19 @@
 namespace streamlike::detail {
 
 /// A stream made in `options.partition`'s green context (cuGreenCtxStreamCreate), and its facts
-/// (device, id, flags, priority; no primary context). Throws std::invalid_argument naming `who`
-/// for options a green stream cannot have (another device, blocking, a priority outside the
-/// device's range), streamlike::error when the driver refuses.
+/// (device, flags, priority, partition; no primary context; the id only once asked). Throws
+/// std::invalid_argument naming `who` for options a green stream cannot have (another device,
+/// blocking, a priority outside the device's range), streamlike::error when the driver refuses.
 struct green_stream {
   cudaStream_t handle = nullptr;
   stream_facts facts;
 };
 [[nodiscard]] green_stream create_green_stream(const stream_options& options, const char* who);
+
+/// Fills `made.facts.id` (cuStreamGetId), for an owner that keeps the facts; a unique_stream keeps
+/// none and does not ask. Where the driver fails, destroys the stream and throws streamlike::error
+/// naming `who`.
+void ask_green_stream_id(green_stream& made, const char* who);
 
 /// Destroys a stream made by create_green_stream (cuStreamDestroy, which needs no current
 /// context; else the runtime's destroy on its device). Never throws.

@@ -149,7 +149,8 @@ struct green_stream_keeper {
 };
 
 [[gnu::noinline]] shared_stream create_on_partition(const stream_options& options) {
-  const green_stream made = create_green_stream(options, "shared_stream::create");
+  green_stream made = create_green_stream(options, "shared_stream::create");
+  ask_green_stream_id(made, "shared_stream::create");
   // Owned by the keeper from here: if the block's allocation throws, the keeper destroys it.
   green_stream_keeper keeper(made.handle, made.facts.device, *options.partition);
   return shared_stream_access::make(

@@ -208,6 +208,12 @@ TEST_CASE_FIXTURE(fake_setup, "streams made on a partition report it; plain and 
   }
   CHECK(shared.device() == 0);
   CHECK(shared.flags() == cudaStreamNonBlocking);
+  unsigned long long driver_id = 0;
+  REQUIRE(cudaStreamGetId(shared.get(), &driver_id) == cudaSuccess);
+  CHECK(shared.id() == driver_id); // kept when made
+  const long id_queries = fake_cuda_calls("cuStreamGetId");
+  { const unique_stream more = unique_stream::create({.partition = p}); }
+  CHECK(fake_cuda_calls("cuStreamGetId") == id_queries); // a unique_stream keeps no facts: none asked
 
   const shared_stream plain = shared_stream::create();
   const shared_stream on_device_1 = shared_stream::create({.device = 1});
