@@ -1,8 +1,12 @@
 // bench/streamcheck_launches.cu: a loop of 10,000 small launches on the current stream, the
-// workload whose wall time streamcheck must not raise by more than 10%. It measures one
-// configuration; bench/tools/streamcheck_overhead.py runs it without the checker, with the
-// checker injected but off, and with it on, alternately, and computes the ratios and the cost per
-// checked launch. GPU only: exits 77 without a device.
+// workload whose wall time streamcheck must not raise by more than 10%. bench/tools/
+// streamcheck_overhead.py runs it without the checker, with the checker injected but off, and with
+// it on, in processes of their own; and, since two processes differ by more than the checker
+// costs, with the checker on it also times the loop with the checker paused, in the same process:
+//   launches/10000_on_current          checked (or not, per the process's configuration)
+//   launches/10000_on_current/paused   the checker paused (streamlike_check_set_paused), and
+//   launches/10000_on_current/paused_again (control); registered only where the checker runs
+// GPU only: exits 77 without a device.
 #include "gpu_bench.hpp"
 
 #include <streamlike/current_stream.hpp>
@@ -10,28 +14,59 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+
+#include <dlfcn.h>
+
 namespace {
 
 __global__ void empty_kernel() {}
 
 constexpr int launches = 10000;
 
-void launch_loop(benchmark::State& state) {
+// The checker's pause, from the library the driver loaded (CUDA_INJECTION64_PATH, loaded local to
+// itself, so looked up in it); nullptr where it is not loaded or not running.
+using pause_fn = int (*)(int);
+pause_fn set_paused = nullptr;
+
+pause_fn find_checker_pause() {
+  const char* path = std::getenv("CUDA_INJECTION64_PATH");
+  void* checker = path != nullptr ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  auto* found = checker != nullptr ? reinterpret_cast<pause_fn>(dlsym(checker, "streamlike_check_set_paused")) : nullptr;
+  return found != nullptr && found(0) >= 0 ? found : nullptr; // resumed: -1 where it is not running
+}
+
+void launch_loop(benchmark::State& state, bool paused) {
   const auto s = streamlike::unique_stream::create();
   const streamlike::scoped_current_stream current{s}; // every launch checked against a set stream
   for (auto _ : state) {
+    if (set_paused != nullptr) set_paused(paused ? 1 : 0); // both ways, so both rows pay the switch
     for (int i = 0; i < launches; ++i) empty_kernel<<<1, 1, 0, s.get()>>>();
     (void)cudaStreamSynchronize(s.get());
   }
+  if (set_paused != nullptr) set_paused(0);
   state.counters["launches"] = launches;
   if (cudaGetLastError() != cudaSuccess) state.SkipWithError("a launch failed");
 }
-BENCHMARK(launch_loop)->Name("launches/10000_on_current")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void register_rows() {
+  const auto row = [](const char* name, bool paused) {
+    benchmark::RegisterBenchmark(name, [paused](benchmark::State& state) { launch_loop(state, paused); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  };
+  row("launches/10000_on_current", false);
+  if (set_paused == nullptr) return;
+  row("launches/10000_on_current/paused", true);
+  row("launches/10000_on_current/paused_again", true);
+}
 
 } // namespace
 
 int main(int argc, char** argv) {
   if (!bench_gpu::device_present("streamcheck_launches")) return bench_gpu::skip_status;
+  set_paused = find_checker_pause(); // the driver loaded the checker when device_present asked it
+  register_rows();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

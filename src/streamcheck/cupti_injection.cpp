@@ -37,6 +37,23 @@ std::FILE* report_file = stderr;
 std::vector<call_kind> kind_of_cbid; // indexed by callback id
 void* driver = nullptr;              // libcuda.so.1, for the driver queries the layer makes
 stream_flag_queries flag_queries;    // looked up in `driver` once it is open
+CUpti_SubscriberHandle subscriber = nullptr;
+std::mutex pausing; // one pause or resume at a time
+
+// The calls a pause leaves followed: what keeps the checker's view of captures true.
+bool follows_captures(call_kind kind) noexcept {
+  return kind == call_kind::capture_begin || kind == call_kind::capture_end || kind == call_kind::capture_mode;
+}
+
+// Switches the callbacks of every checked call but the capture ones on or off; how many switched.
+int switch_checked_calls(bool on) {
+  int switched = 0;
+  for (CUpti_CallbackId cbid = 1; cbid < kind_of_cbid.size(); ++cbid) {
+    if (kind_of_cbid[cbid] == call_kind::other || follows_captures(kind_of_cbid[cbid])) continue;
+    if (cuptiEnableCallback(on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS) ++switched;
+  }
+  return switched;
+}
 
 // The device of a call's context: the last context a thread used, remembered (one CUPTI query per
 // change of context rather than per call).
@@ -232,7 +249,6 @@ int start() noexcept {
     the_checker = nullptr;
     return 1;
   }
-  CUpti_SubscriberHandle subscriber = nullptr;
   const CUptiResult subscribed = cuptiSubscribe(&subscriber, on_driver_call, nullptr);
   if (subscribed != CUPTI_SUCCESS) {
     const char* why = nullptr;
@@ -298,6 +314,17 @@ extern "C" __attribute__((visibility("default"))) int streamlike_check_python_lo
     buffer[n] = '\0';
   }
   return static_cast<int>(location.size());
+}
+
+/// Pauses (1) or resumes (0) the checking of calls; captures begun and ended meanwhile are still
+/// followed, so a capture breaker after the pause is still named. Returns how many driver calls
+/// were switched, -1 where the checker is not running. What bench/tools/streamcheck_overhead.py
+/// toggles to time the checker within one process; also for a region a program checks apart.
+extern "C" __attribute__((visibility("default"))) int streamlike_check_set_paused(int paused) {
+  using namespace streamlike::check;
+  if (the_checker == nullptr || subscriber == nullptr) return -1;
+  const std::lock_guard lock(pausing);
+  return switch_checked_calls(paused == 0);
 }
 
 /// Whether the checker is subscribed (1), off (0), or failed to start (-1): for streamlike.check.

@@ -33,6 +33,12 @@ NATIVE = {
         "begun by this thread",
     ),
     "sync-in-capture": ("capture-breaker", "cuStreamSynchronize", "library_synchronizes", "begun by this thread"),
+    "capture-begun-while-paused": (
+        "capture-breaker",
+        "cuStreamSynchronize",
+        "library_synchronizes",
+        "begun by this thread",
+    ),
     "malloc-beside-global-capture": (
         "capture-breaker",
         "cuMemAlloc",

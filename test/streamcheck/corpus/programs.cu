@@ -12,8 +12,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
+
+#include <dlfcn.h>
 
 namespace {
 
@@ -59,6 +62,17 @@ using namespace corpus;
 
 bool is(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
 
+// The checker's pause, from the library the driver loaded (CUDA_INJECTION64_PATH, loaded local to
+// itself, so looked up in it); nullptr, said on stderr, where it is not loaded.
+using pause_fn = int (*)(int);
+pause_fn checker_pause() {
+  const char* path = std::getenv("CUDA_INJECTION64_PATH");
+  void* checker = path != nullptr ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  auto* found = checker != nullptr ? reinterpret_cast<pause_fn>(dlsym(checker, "streamlike_check_set_paused")) : nullptr;
+  if (found == nullptr) std::fprintf(stderr, "programs: the checker is not loaded (CUDA_INJECTION64_PATH)\n");
+  return found;
+}
+
 int run(const char* shape, bool bug) {
   // Created streams: a default-constructed unique_stream owns none (it is the moved-from state).
   const streamlike::unique_stream s = streamlike::unique_stream::create();
@@ -93,6 +107,20 @@ int run(const char* shape, bool bug) {
       library_allocates_with_cuda_malloc();
       if (!bug) cudaThreadExchangeStreamCaptureMode(&mode);
     }).join();
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(s.get(), &graph) == cudaSuccess) cudaGraphDestroy(graph);
+  } else if (is(shape, "capture-begun-while-paused")) {
+    // Paused, a wrong-stream launch goes unchecked and a capture begun is still followed: resumed,
+    // a breaker of that capture is named.
+    const auto set_paused = checker_pause();
+    if (set_paused == nullptr) return 3;
+    const streamlike::scoped_current_stream current{s};
+    set_paused(1);
+    library_launch_on_stream_zero(data);
+    cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeGlobal);
+    set_paused(0);
+    touch<<<1, 1, 0, s.get()>>>(data);
+    if (bug) library_synchronizes(other.get());
     cudaGraph_t graph = nullptr;
     if (cudaStreamEndCapture(s.get(), &graph) == cudaSuccess) cudaGraphDestroy(graph);
   } else {
