@@ -32,7 +32,8 @@ pause_fn set_paused = nullptr;
 pause_fn find_checker_pause() {
   const char* path = std::getenv("CUDA_INJECTION64_PATH");
   void* checker = path != nullptr ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
-  auto* found = checker != nullptr ? reinterpret_cast<pause_fn>(dlsym(checker, "streamlike_check_set_paused")) : nullptr;
+  auto* found =
+      checker != nullptr ? reinterpret_cast<pause_fn>(dlsym(checker, "streamlike_check_set_paused")) : nullptr;
   return found != nullptr && found(0) >= 0 ? found : nullptr; // resumed: -1 where it is not running
 }
 

@@ -19,7 +19,10 @@ each ratio the median over rounds of that round's ratio to none:
 and the checker's cost per checked launch in ns (from the paired blocks). Exits 77 without a
 device, 1 when a target is missed, 2 when a control says the run cannot tell.
 
-usage: streamcheck_overhead.py BUILD [--rounds N] [--torch]"""
+usage: streamcheck_overhead.py BUILD [--rounds N] [--torch] [--library PATH]
+
+--library BUILD/bench/libcupti_floor_injection.so injects a subscriber whose callback does nothing,
+on the same calls, with the same pause: its ratios are CUPTI's share of the checker's."""
 
 import argparse
 import json
@@ -134,9 +137,15 @@ def main():
     p.add_argument("build")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--torch", action="store_true", help="also the torch training step")
+    p.add_argument(
+        "--library",
+        help="inject this library instead of the checker: BUILD/bench/libcupti_floor_injection.so times "
+        "CUPTI's callbacks alone on the checker's calls (the floor under its cost)",
+    )
     a = p.parse_args()
     program = os.path.join(a.build, "bench", "streamcheck_launches")
-    library = os.path.abspath(os.path.join(a.build, "src", "streamcheck", "libstreamlike_check.so"))
+    library = os.path.abspath(a.library or os.path.join(a.build, "src", "streamcheck", "libstreamlike_check.so"))
+    print(f"injected: {library}")
     for path in (program, library):
         if not os.path.exists(path):
             sys.exit(f"streamcheck_overhead.py: {path} not built (meson compile -C {a.build})")

@@ -68,7 +68,8 @@ using pause_fn = int (*)(int);
 pause_fn checker_pause() {
   const char* path = std::getenv("CUDA_INJECTION64_PATH");
   void* checker = path != nullptr ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
-  auto* found = checker != nullptr ? reinterpret_cast<pause_fn>(dlsym(checker, "streamlike_check_set_paused")) : nullptr;
+  auto* found =
+      checker != nullptr ? reinterpret_cast<pause_fn>(dlsym(checker, "streamlike_check_set_paused")) : nullptr;
   if (found == nullptr) std::fprintf(stderr, "programs: the checker is not loaded (CUDA_INJECTION64_PATH)\n");
   return found;
 }
