@@ -262,17 +262,38 @@ void destroy_green_stream(cudaStream_t handle, int device) noexcept {
 }
 
 namespace {
+// The partitions of the unique_streams made on one, by handle. The node of the last one erased is
+// kept for the next insert, so that making and dropping one at a time allocates nothing; its
+// partition is moved out first, so a kept node keeps no green context alive.
+using kept_map = std::unordered_map<cudaStream_t, partition>;
 std::atomic<long> kept_count{0};
 std::mutex kept_lock;
-std::unordered_map<cudaStream_t, partition>& kept() {
-  static auto* held = new std::unordered_map<cudaStream_t, partition>; // outlives statics
+kept_map& kept() {
+  static auto* held = new kept_map; // outlives statics
   return *held;
+}
+kept_map::node_type& spare_node() {
+  static auto* spare = new kept_map::node_type; // outlives statics
+  return *spare;
 }
 } // namespace
 
 void keep_partition_of(cudaStream_t handle, const partition& p) {
   const std::lock_guard lock(kept_lock);
-  if (kept().insert_or_assign(handle, p).second) kept_count.fetch_add(1, std::memory_order_relaxed);
+  kept_map::node_type& spare = spare_node();
+  if (spare.empty()) {
+    if (kept().insert_or_assign(handle, p).second) kept_count.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  spare.key() = handle;
+  spare.mapped() = p;
+  auto placed = kept().insert(std::move(spare));
+  if (placed.inserted) {
+    kept_count.fetch_add(1, std::memory_order_relaxed);
+  } else { // the handle was kept already (a stream the driver destroyed behind a unique_stream)
+    placed.position->second = std::move(placed.node.mapped());
+    spare = std::move(placed.node);
+  }
 }
 
 bool destroy_if_kept_partition(cudaStream_t handle) noexcept {
@@ -284,7 +305,11 @@ bool destroy_if_kept_partition(cudaStream_t handle) noexcept {
     const auto it = kept().find(handle);
     if (it == kept().end()) return false;
     released = std::move(it->second);
-    kept().erase(it);
+    if (kept_map::node_type& spare = spare_node(); spare.empty()) {
+      spare = kept().extract(it);
+    } else {
+      kept().erase(it);
+    }
     kept_count.fetch_sub(1, std::memory_order_relaxed);
   }
   destroy_green_stream(handle, released.device());

@@ -49,31 +49,35 @@ void stream_control_block::query_deferred_facts(const char* operation) const {
 
 namespace {
 
-// The memory of one freed destroying_block, which the next create (on any thread) reuses: a
-// create + drop then calls neither malloc nor free (about 50 ns of its cost, measured in place on
-// the H200; bench/RESULTS.md, "Stream creation"). One atomic exchange takes it, one compare-and-
-// swap gives it back; a block that finds the slot full goes back to the heap. The block kept at
-// exit stays reachable from here.
-std::atomic<void*> spare_block{nullptr};
-
-// The block of a stream streamlike created or adopted: dispose destroys the stream, on its own
-// device, unless it died with its context (cudaDeviceReset).
-class destroying_block final : public stream_control_block {
+// The memory of one freed block of a class, which the next create of that class (on any thread)
+// reuses: a create + drop then calls neither malloc nor free (about 50 ns of its cost, measured in
+// place on the H200; bench/RESULTS.md, "Stream creation"). One atomic exchange takes it, one
+// compare-and-swap gives it back; a block that finds the slot full goes back to the heap. The
+// block kept at exit stays reachable from here. Block is final: every block of it is one size.
+template <class Block>
+class keeps_one_spare {
 public:
   static void* operator new(std::size_t size) {
-    // final: every block is this size
-    if (spare_block.load(std::memory_order_relaxed) != nullptr) {
-      if (void* block = spare_block.exchange(nullptr, std::memory_order_acquire)) return block;
+    if (spare.load(std::memory_order_relaxed) != nullptr) {
+      if (void* block = spare.exchange(nullptr, std::memory_order_acquire)) return block;
     }
     return ::operator new(size);
   }
   static void operator delete(void* block) noexcept {
     void* empty = nullptr;
-    if (!spare_block.compare_exchange_strong(empty, block, std::memory_order_release, std::memory_order_relaxed)) {
+    if (!spare.compare_exchange_strong(empty, block, std::memory_order_release, std::memory_order_relaxed)) {
       ::operator delete(block);
     }
   }
 
+private:
+  static inline std::atomic<void*> spare{nullptr};
+};
+
+// The block of a stream streamlike created or adopted: dispose destroys the stream, on its own
+// device, unless it died with its context (cudaDeviceReset).
+class destroying_block final : public stream_control_block, public keeps_one_spare<destroying_block> {
+public:
   /// A stream created in its device's primary context, whose handle the drop asks.
   destroying_block(cudaStream_t handle, const stream_facts& facts, CUcontext primary_context) noexcept
       : stream_control_block(handle, facts), primary_context_(primary_context) {}
@@ -133,28 +137,31 @@ shared_stream immortal(cudaStream_t handle) noexcept { return shared_stream_acce
 namespace detail {
 namespace {
 
-// What keeps a green-context stream: the stream, destroyed first, then the partition's copy,
-// which may destroy the green context.
-struct green_stream_keeper {
-  cudaStream_t handle;
-  int device;
-  partition on;
-  green_stream_keeper(cudaStream_t h, int d, partition p) noexcept : handle(h), device(d), on(std::move(p)) {}
-  green_stream_keeper(green_stream_keeper&& other) noexcept
-      : handle(std::exchange(other.handle, nullptr)), device(other.device), on(std::move(other.on)) {}
-  green_stream_keeper& operator=(green_stream_keeper&&) = delete;
-  ~green_stream_keeper() {
-    if (handle != nullptr) destroy_green_stream(handle, device);
+// The block of a stream made on a partition: dispose destroys the stream (the driver's destroy,
+// which needs no current context), then the block's copy of the partition goes, which may
+// destroy the green context.
+class green_block final : public stream_control_block, public keeps_one_spare<green_block> {
+public:
+  green_block(const green_stream& made, partition on) noexcept
+      : stream_control_block(made.handle, made.facts), on_(std::move(on)) {}
+
+private:
+  void dispose() noexcept override {
+    destroy_green_stream(handle(), known_facts()->device); // known: given when made
+    delete this;
   }
+  partition on_;
 };
 
 [[gnu::noinline]] shared_stream create_on_partition(const stream_options& options) {
   green_stream made = create_green_stream(options, "shared_stream::create");
   ask_green_stream_id(made, "shared_stream::create");
-  // Owned by the keeper from here: if the block's allocation throws, the keeper destroys it.
-  green_stream_keeper keeper(made.handle, made.facts.device, *options.partition);
-  return shared_stream_access::make(
-      new holding_block<green_stream_keeper>(made.handle, std::optional<stream_facts>(made.facts), std::move(keeper)));
+  try {
+    return shared_stream_access::make(new green_block(made, *options.partition));
+  } catch (...) { // the stream is ours until its block exists
+    destroy_green_stream(made.handle, made.facts.device);
+    throw;
+  }
 }
 
 } // namespace
