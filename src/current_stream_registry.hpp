@@ -127,12 +127,12 @@ void check_device_slow(int device, const char* operation);
 /// streamlike::error for a stream CUDA refuses to describe.
 [[nodiscard]] int device_of_or(stream_view stream, int otherwise);
 
-/// `device`, or the current device for current_device; throws std::invalid_argument (below -1, or
-/// a device the process does not have: the range is named) or streamlike::error (the current
-/// device or the device count cannot be read), naming `operation`.
 /// Set once the current device was read: the process has a driver that answers, and keeps it.
 extern std::atomic<bool> current_device_read;
 
+/// `device`, or the current device for current_device; throws std::invalid_argument (below -1, or
+/// a device the process does not have: the range is named) or streamlike::error (the current
+/// device or the device count cannot be read), naming `operation`.
 [[nodiscard]] inline int resolve_device(int device, const char* operation) {
   if (device >= 0) [[likely]] {
     if (static_cast<unsigned>(device) >= static_cast<unsigned>(devices_known.load(std::memory_order_relaxed)))
