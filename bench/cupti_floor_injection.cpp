@@ -19,11 +19,6 @@ std::mutex pausing;
 
 void CUPTIAPI nothing(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
-bool follows_captures(streamlike::check::call_kind kind) noexcept {
-  using streamlike::check::call_kind;
-  return kind == call_kind::capture_begin || kind == call_kind::capture_end || kind == call_kind::capture_mode;
-}
-
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
@@ -34,7 +29,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     const auto kind = streamlike::check::classify(name);
     if (kind == streamlike::check::call_kind::other) continue;
     if (cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) != CUPTI_SUCCESS) continue;
-    if (!follows_captures(kind)) subscribed.push_back(cbid);
+    if (!streamlike::check::follows_captures(kind)) subscribed.push_back(cbid);
   }
   return 1;
 }

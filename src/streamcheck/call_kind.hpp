@@ -39,6 +39,12 @@ enum class call_kind {
          kind == call_kind::host_function || kind == call_kind::graph_launch;
 }
 
+/// Whether a call of this kind begins, ends or changes the mode of captures: what the checker
+/// follows even while paused, so that its view of the captures stays true.
+[[nodiscard]] constexpr bool follows_captures(call_kind kind) noexcept {
+  return kind == call_kind::capture_begin || kind == call_kind::capture_end || kind == call_kind::capture_mode;
+}
+
 // The stream handles CUDA gives meaning to.
 inline constexpr std::uintptr_t legacy_stream = 0x1;     // cudaStreamLegacy, CU_STREAM_LEGACY
 inline constexpr std::uintptr_t per_thread_stream = 0x2; // cudaStreamPerThread, CU_STREAM_PER_THREAD

@@ -40,11 +40,6 @@ stream_flag_queries flag_queries;    // looked up in `driver` once it is open
 CUpti_SubscriberHandle subscriber = nullptr;
 std::mutex pausing; // one pause or resume at a time
 
-// The calls a pause leaves followed: what keeps the checker's view of captures true.
-bool follows_captures(call_kind kind) noexcept {
-  return kind == call_kind::capture_begin || kind == call_kind::capture_end || kind == call_kind::capture_mode;
-}
-
 // Switches the callbacks of every checked call but the capture ones on or off; how many switched.
 int switch_checked_calls(bool on) {
   int switched = 0;

@@ -104,3 +104,16 @@ TEST_CASE("only calls that work on their stream are judged against the current s
   CHECK_FALSE(works_on_stream(call_kind::capture_punished));
   CHECK_FALSE(works_on_stream(call_kind::capture_begin));
 }
+
+TEST_CASE("the calls that begin, end or change the mode of captures are the ones a pause still follows") {
+  using streamlike::check::follows_captures;
+  CHECK(follows_captures(call_kind::capture_begin));
+  CHECK(follows_captures(call_kind::capture_end));
+  CHECK(follows_captures(call_kind::capture_mode));
+  for (const call_kind other :
+       {call_kind::other, call_kind::launch, call_kind::async_copy, call_kind::memset, call_kind::host_function,
+        call_kind::event_record, call_kind::stream_wait, call_kind::graph_launch, call_kind::capture_punished}) {
+    CAPTURE(static_cast<int>(other));
+    CHECK_FALSE(follows_captures(other));
+  }
+}
