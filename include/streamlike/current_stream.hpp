@@ -55,9 +55,10 @@ inline constexpr int current_device = -1;
 /// reading the current device for the default device (the driver's device of the current
 /// context, else cudaGetDevice), and not that where no provider but streamlike's own is
 /// registered and no scope of this thread names a stream on any device (the answer is 0 on every
-/// device; read once first, so that a process without a driver still hears so). Throws streamlike::error when the current device cannot be read
-/// (no driver), and std::invalid_argument for a device below -1 or one the process does not have
-/// (naming the range 0..count-1).
+/// device; read once first, so that a process without a driver still hears so). Throws
+/// streamlike::error when the current device cannot be read (no driver), and
+/// std::invalid_argument for a device below -1 or one the process does not have (naming the range
+/// 0..count-1).
 [[nodiscard]] STREAMLIKE_API stream_view current_stream(int device = current_device);
 
 /// Makes a stream current for the calling thread and the stream's device in streamlike and in
