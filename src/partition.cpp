@@ -13,12 +13,14 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
 namespace streamlike {
 namespace detail {
@@ -108,6 +110,7 @@ partition_state::~partition_state() {
 
 struct partition_access {
   static partition make(std::shared_ptr<const partition_state> state) noexcept { return partition(std::move(state)); }
+  static const partition_state& state(const partition& p, const char* operation) { return p.state(operation); }
 };
 
 } // namespace detail
@@ -215,8 +218,9 @@ partition_info partition_of(stream_view stream) {
 namespace detail {
 
 green_stream create_green_stream(const stream_options& options, const char* who) {
-  const partition& on = *options.partition;
-  const int device = on.device(); // throws for an empty partition
+  // Read once: the partition's fields are one object, met cold after the driver's work.
+  const partition_state& on = partition_access::state(*options.partition, "device"); // throws for an empty one
+  const int device = on.device;
   if (options.device && *options.device != device) {
     throw std::invalid_argument(std::string("streamlike: ") + who + ": device " + std::to_string(*options.device) +
                                 " with a partition of device " + std::to_string(device) +
@@ -233,7 +237,7 @@ green_stream create_green_stream(const stream_options& options, const char* who)
   }
   const auto& drv = driver::get();
   green_stream made;
-  check(require(drv.green_ctx_stream_create, who, "cuGreenCtxStreamCreate")(&made.handle, on.green_context(),
+  check(require(drv.green_ctx_stream_create, who, "cuGreenCtxStreamCreate")(&made.handle, on.green,
                                                                             CU_STREAM_NON_BLOCKING, options.priority),
         who, "cuGreenCtxStreamCreate");
   made.facts.device = device;
@@ -241,8 +245,8 @@ green_stream create_green_stream(const stream_options& options, const char* who)
   made.facts.priority = options.priority;
   made.facts.primary_context_id = 0; // a green context's stream: its partition keeps it alive
   made.facts.partition_known = true;
-  made.facts.green_context = on.green_context();
-  made.facts.sm_count = on.sm_count();
+  made.facts.green_context = on.green;
+  made.facts.sm_count = on.sm_count;
   return made;
 }
 
@@ -262,38 +266,34 @@ void destroy_green_stream(cudaStream_t handle, int device) noexcept {
 }
 
 namespace {
-// The partitions of the unique_streams made on one, by handle. The node of the last one erased is
-// kept for the next insert, so that making and dropping one at a time allocates nothing; its
-// partition is moved out first, so a kept node keeps no green context alive.
-using kept_map = std::unordered_map<cudaStream_t, partition>;
-std::atomic<long> kept_count{0};
+// The partitions of the unique_streams made on one, by handle: searched from the newest, as streams
+// are mostly dropped in the reverse order of their making, so that case costs one comparison. The
+// vector keeps its capacity, so making and dropping one at a time allocates nothing, and a dropped
+// entry's partition is moved out, so no spare slot keeps a green context alive.
+struct kept_partition {
+  cudaStream_t handle;
+  partition held;
+};
 std::mutex kept_lock;
-kept_map& kept() {
-  static auto* held = new kept_map; // outlives statics
+std::atomic<std::size_t> kept_count{0}; // the table's size, written under the lock, read without it
+std::vector<kept_partition>& kept() {
+  static auto* held = new std::vector<kept_partition>; // outlives statics
   return *held;
 }
-kept_map::node_type& spare_node() {
-  static auto* spare = new kept_map::node_type; // outlives statics
-  return *spare;
+auto find_kept(std::vector<kept_partition>& in, cudaStream_t handle) {
+  return std::find_if(in.rbegin(), in.rend(), [handle](const kept_partition& k) { return k.handle == handle; });
 }
 } // namespace
 
 void keep_partition_of(cudaStream_t handle, const partition& p) {
   const std::lock_guard lock(kept_lock);
-  kept_map::node_type& spare = spare_node();
-  if (spare.empty()) {
-    if (kept().insert_or_assign(handle, p).second) kept_count.fetch_add(1, std::memory_order_relaxed);
+  std::vector<kept_partition>& in = kept();
+  if (const auto found = find_kept(in, handle); found != in.rend()) {
+    found->held = p; // the handle was kept already (a stream the driver destroyed behind a unique_stream)
     return;
   }
-  spare.key() = handle;
-  spare.mapped() = p;
-  auto placed = kept().insert(std::move(spare));
-  if (placed.inserted) {
-    kept_count.fetch_add(1, std::memory_order_relaxed);
-  } else { // the handle was kept already (a stream the driver destroyed behind a unique_stream)
-    placed.position->second = std::move(placed.node.mapped());
-    spare = std::move(placed.node);
-  }
+  in.push_back({handle, p});
+  kept_count.store(in.size(), std::memory_order_relaxed);
 }
 
 bool destroy_if_kept_partition(cudaStream_t handle) noexcept {
@@ -302,15 +302,13 @@ bool destroy_if_kept_partition(cudaStream_t handle) noexcept {
   partition released; // dropped last: its last copy may destroy the green context
   {
     const std::lock_guard lock(kept_lock);
-    const auto it = kept().find(handle);
-    if (it == kept().end()) return false;
-    released = std::move(it->second);
-    if (kept_map::node_type& spare = spare_node(); spare.empty()) {
-      spare = kept().extract(it);
-    } else {
-      kept().erase(it);
-    }
-    kept_count.fetch_sub(1, std::memory_order_relaxed);
+    std::vector<kept_partition>& in = kept();
+    const auto found = find_kept(in, handle);
+    if (found == in.rend()) return false;
+    released = std::move(found->held);
+    if (kept_partition& last = in.back(); &*found != &last) *found = std::move(last);
+    in.pop_back();
+    kept_count.store(in.size(), std::memory_order_relaxed);
   }
   destroy_green_stream(handle, released.device());
   return true;

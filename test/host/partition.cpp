@@ -321,6 +321,34 @@ TEST_CASE_FIXTURE(fake_setup, "the last stream made on a partition keeps its gre
     CHECK(fake_cuda_calls("cuStreamDestroy") == driver_destroys + 1); // its context is not current: no guard
     CHECK(fake_cuda_calls("cudaStreamDestroy") == runtime_destroys);
   }
+  SUBCASE("unique_streams of two partitions, dropped neither first-made-first nor last-made-first") {
+    std::optional<partition> a = partition::create(0, 16);
+    std::optional<partition> b = partition::create(0, 32);
+    std::optional<unique_stream> a1 = unique_stream::create({.partition = *a});
+    std::optional<unique_stream> b1 = unique_stream::create({.partition = *b});
+    std::optional<unique_stream> a2 = unique_stream::create({.partition = *a});
+    std::optional<unique_stream> b2 = unique_stream::create({.partition = *b});
+    a.reset();
+    b.reset();
+    // Each drop finds its own stream's partition: the driver's destroy, never the runtime's.
+    const auto drop = [](std::optional<unique_stream>& s) {
+      const long driver_destroys = fake_cuda_calls("cuStreamDestroy");
+      const long runtime_destroys = fake_cuda_calls("cudaStreamDestroy");
+      s.reset();
+      CHECK(fake_cuda_calls("cuStreamDestroy") == driver_destroys + 1);
+      CHECK(fake_cuda_calls("cudaStreamDestroy") == runtime_destroys);
+    };
+    CHECK(fake_cuda_live_green_contexts() == greens + 2);
+    drop(a1); // neither the newest nor the oldest
+    CHECK(fake_cuda_live_green_contexts() == greens + 2);
+    CHECK(partition_of(*a2).sm_count == 16);
+    drop(b2);
+    CHECK(partition_of(*b1).sm_count == 32);
+    drop(a2); // a's last stream: its green context goes
+    CHECK(fake_cuda_live_green_contexts() == greens + 1);
+    CHECK(partition_of(*b1).sm_count == 32);
+    drop(b1);
+  }
   SUBCASE("unique_stream moved into a shared_stream") {
     std::optional<partition> p = partition::create(0, 16);
     shared_stream s = streamlike::shared_stream::from_owner(unique_stream::create({.partition = *p}));
