@@ -15,10 +15,13 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <limits>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -55,13 +58,6 @@ inline bool ask(const getter& g, int device, void*& stream) noexcept {
   return g.get(g.context, device, &stream) == STREAMLIKE_CURRENT_STREAM_OK;
 }
 
-/// One provider a scope set: its previous stream (get + set), or the token its enter gave.
-struct saved_stream {
-  const provider* by;
-  void* previous_or_token;
-  bool token;
-};
-
 /// What a scope expects a provider to answer while nothing inside it changed that provider:
 /// the scope's stream where the scope set it, the provider's answer when the scope began where it
 /// could not (read-only), nothing where the provider gave no answer then (unavailable on the
@@ -71,18 +67,39 @@ struct expectation {
   bool known = false;
 };
 
+/// What a scope did to one provider of its list: what it expects of it, and, where it set it, the
+/// provider's previous stream (get + set) or the token its enter gave.
+struct scope_entry {
+  expectation expected;
+  void* previous_or_token = nullptr;
+  bool set = false;   // restored when the scope ends
+  bool token = false; // previous_or_token is enter's token
+};
+
 } // namespace
 
-/// What scoped_current_stream saved: the list it set, what each provider had before, and what it
-/// set, for the rule inside it. Linked into the entering thread's chain of open scopes.
+/// What scoped_current_stream saved: the list it set, one entry per provider of it, and the stream
+/// it set, for the rule inside it. Linked into the entering thread's chain of open scopes. The
+/// entries of the first few providers live inside it, so a scope allocates this object alone.
 struct saved_streams {
+  explicit saved_streams(const provider_list& of) : list(&of) {
+    const std::size_t n = of.entries.size();
+    if (n > inline_entries.size()) more_entries.resize(n);
+    entries = n > inline_entries.size() ? std::span<scope_entry>(more_entries) : std::span(inline_entries).first(n);
+  }
+  saved_streams(const saved_streams&) = delete;
+  saved_streams& operator=(const saved_streams&) = delete;
+
   const provider_list* list;
-  std::vector<saved_stream> previous; // in the order set
-  std::vector<expectation> expected;  // one per entry of `list`
-  void* stream = nullptr;             // the scope's stream
+  std::span<scope_entry> entries; // one per entry of `list`, in its order
+  void* stream = nullptr;         // the scope's stream
   int device = -1;
   std::ptrdiff_t own = -1;        // streamlike's own provider in `list`
   saved_streams* outer = nullptr; // the scope opened before it on this thread
+
+private:
+  std::array<scope_entry, 6> inline_entries{};
+  std::vector<scope_entry> more_entries; // where the list is longer
 };
 
 namespace {
@@ -102,7 +119,7 @@ inline const saved_streams* scope_on(const thread_streams& mine, int device) noe
   const getter* const getters = scope.list->getters.data();
   const std::size_t n = scope.list->getters.size();
   for (std::size_t i = 0; i < n; ++i) {
-    const expectation& e = scope.expected[i];
+    const expectation& e = scope.entries[i].expected;
     if (!e.known) continue;
     void* now = nullptr;
     if (!ask(getters[i], device, now)) continue;
@@ -237,12 +254,14 @@ namespace {
 /// left, one registered again under the same name meanwhile is not handed the other's token.
 /// Never throws.
 void restore(const saved_streams& saved, int device) noexcept {
-  for (auto it = saved.previous.rbegin(); it != saved.previous.rend(); ++it) {
-    const provider& p = *it->by;
-    if (it->token) {
-      (void)p.table.leave(p.table.context, device, it->previous_or_token);
+  for (std::size_t i = saved.entries.size(); i-- > 0;) {
+    const scope_entry& e = saved.entries[i];
+    if (!e.set) continue;
+    const provider& p = saved.list->entries[i];
+    if (e.token) {
+      (void)p.table.leave(p.table.context, device, e.previous_or_token);
     } else {
-      (void)p.table.set(p.table.context, device, it->previous_or_token);
+      (void)p.table.set(p.table.context, device, e.previous_or_token);
     }
   }
 }
@@ -277,20 +296,18 @@ scoped_current_stream::scoped_current_stream(stream_view stream, int device, boo
     }
   }
   const current::provider_list& list = current::providers();
-  auto saved = std::make_unique<current::saved_streams>();
-  saved->list = &list;
-  saved->previous.reserve(list.entries.size());
-  saved->expected.resize(list.entries.size());
+  auto saved = std::make_unique<current::saved_streams>(list);
   saved->stream = stream.get();
   saved->device = device_;
   for (std::size_t i = 0; i < list.entries.size(); ++i) {
     const current::provider& p = list.entries[i];
+    current::scope_entry& entry = saved->entries[i];
     const bool by_token = p.table.enter != nullptr;
     if (p.direct.kind == current::direct_kind::own) saved->own = static_cast<std::ptrdiff_t>(i);
     if (!by_token && p.table.set == nullptr) {
       // Read-only: what it answers now is what it answers while nothing inside changes it.
-      current::expectation& e = saved->expected[i];
-      e.known = p.table.get(p.table.context, device_, &e.stream) == STREAMLIKE_CURRENT_STREAM_OK;
+      entry.expected.known =
+          p.table.get(p.table.context, device_, &entry.expected.stream) == STREAMLIKE_CURRENT_STREAM_OK;
       continue;
     }
     void* previous = nullptr;
@@ -308,9 +325,11 @@ scoped_current_stream::scoped_current_stream(stream_view stream, int device, boo
                   "the current-stream provider '" + p.name + "' failed to read or set the current stream of device " +
                       std::to_string(device_));
     }
-    saved->previous.push_back(current::saved_stream{&p, previous, by_token});
+    entry.previous_or_token = previous;
+    entry.set = true;
+    entry.token = by_token;
     // streamlike's own slot only ever holds what scopes set: nothing to tell apart there.
-    if (p.direct.kind != current::direct_kind::own) saved->expected[i] = current::expectation{stream.get(), true};
+    if (p.direct.kind != current::direct_kind::own) entry.expected = current::expectation{stream.get(), true};
   }
   saved->outer = current::this_thread.innermost_scope;
   current::this_thread.innermost_scope = saved.get();

@@ -41,11 +41,14 @@ struct torch_functions {
   torch_guard_delete_fn delete_guard = nullptr;
 };
 
-/// What enter hands to leave: torch's guard, or (another device was current) the previous handle.
-struct torch_token {
-  void* guard;
-  void* previous;
+/// What enter hands to leave: torch's guard itself where the stream's device was current (the
+/// usual case: nothing allocated), else the previous stream in a `previous_stream` (another device
+/// was current) whose address carries a set low bit. Both are torch's or our allocations, whose low
+/// bit is otherwise clear, so the bit tells them apart.
+struct previous_stream {
+  void* handle;
 };
+constexpr std::uintptr_t previous_tag = 1;
 
 torch_functions torch_found; // written by the one thread looking, until found; published after
 
@@ -67,40 +70,38 @@ int torch_set(void* context, std::int32_t device, void* stream) {
 int torch_enter(void* context, std::int32_t device, void* stream, void** token) {
   const auto* f = static_cast<const torch_functions*>(context);
   stream = torch_handle(stream);
-  const int current = cuda_context::current_device_or_minus_one();
-  auto* t = new (std::nothrow) torch_token{nullptr, nullptr};
-  if (t == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
-  if (current == device) {
-    if (f->create_guard(stream, device, &t->guard) != 0) {
-      delete t;
-      return STREAMLIKE_CURRENT_STREAM_FAILED;
-    }
-  } else if (f->set == nullptr) {
-    delete t;
-    return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE; // cannot set on another device: left alone
-  } else if (f->get(device, &t->previous) != 0 || f->set(stream, device) != 0) {
-    delete t;
+  if (cuda_context::current_device_or_minus_one() == device) {
+    void* guard = nullptr;
+    if (f->create_guard(stream, device, &guard) != 0) return STREAMLIKE_CURRENT_STREAM_FAILED;
+    *token = guard;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+  if (f->set == nullptr) return STREAMLIKE_CURRENT_STREAM_UNAVAILABLE; // cannot set on another device: left alone
+  auto* previous = new (std::nothrow) previous_stream{nullptr};
+  if (previous == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  if (f->get(device, &previous->handle) != 0 || f->set(stream, device) != 0) {
+    delete previous;
     return STREAMLIKE_CURRENT_STREAM_FAILED;
   }
-  *token = t;
+  *token = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(previous) | previous_tag);
   return STREAMLIKE_CURRENT_STREAM_OK;
 }
 
 int torch_leave(void* context, std::int32_t device, void* token) {
   const auto* f = static_cast<const torch_functions*>(context);
-  auto* t = static_cast<torch_token*>(token);
-  bool ok = true;
-  if (t->guard != nullptr) {
-    // Deleting torch's guard also puts back the device that was current when it was made; a
-    // scope is device-neutral (with or without torch loaded), so the device current now stays.
-    const int before = cuda_context::current_device_or_minus_one();
-    ok = f->delete_guard(t->guard) == 0;
-    if (before >= 0 && cuda_context::current_device_or_minus_one() != before && cudaSetDevice(before) != cudaSuccess)
-      (void)cudaGetLastError();
-  } else {
-    ok = f->set(t->previous, device) == 0;
+  const auto bits = reinterpret_cast<std::uintptr_t>(token);
+  if ((bits & previous_tag) != 0) {
+    auto* previous = reinterpret_cast<previous_stream*>(bits & ~previous_tag);
+    const bool ok = f->set(previous->handle, device) == 0;
+    delete previous;
+    return ok ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
   }
-  delete t;
+  // Deleting torch's guard also puts back the device that was current when it was made; a scope is
+  // device-neutral (with or without torch loaded), so the device current now stays.
+  const int before = cuda_context::current_device_or_minus_one();
+  const bool ok = f->delete_guard(token) == 0;
+  if (before >= 0 && cuda_context::current_device_or_minus_one() != before && cudaSetDevice(before) != cudaSuccess)
+    (void)cudaGetLastError();
   return ok ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
 }
 
