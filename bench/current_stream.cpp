@@ -29,11 +29,18 @@
 //     torch_only/current_stream(0)/{inside,outside}        streamlike::current_stream(0)
 //     torch_only/aoti_torch_get_current_cuda_stream/...    torch's own getter called directly in
 //                                the same loop (the baseline; <= 1.3x), and ..._again (control)
+//     torch_only/scoped_current_stream, .../scoped_current_stream(device 0)   a scope entered and
+//                                left on a stream of device 0, its device asked of the stream or
+//                                given; shown beside what it is made of (not judged):
+//     torch_only/torch_stream_guard   torch's own guard made and deleted (what the scope's torch
+//                                provider does), diag/stream_view::device() the stream's device
 //   --frameworks=none            nothing is loaded:
 //     none/current_stream()      streamlike::current_stream() of the current device, where
 //                                nothing is named (no device read: docs/current-stream.md, "Cost")
 //     none/current_stream()/in_scope  the same inside a scope (the device read and the scope
 //                                rule; shown, not judged)
+//     none/scoped_current_stream(device 0)  a scope entered and left with streamlike's own
+//                                provider alone (shown)
 //     none/cuCtxGetDevice        the driver's current device (the baseline; <= 1.5x), and
 //                                none/cuCtxGetDevice_again (control)
 //
@@ -64,6 +71,10 @@ namespace bench_current {
 /// The stand-ins' setters (test/fake_frameworks/), found after loading them.
 using torch_set_fn = std::int32_t (*)(void* stream, std::int32_t device);
 torch_set_fn torch_set = nullptr;
+using torch_guard_create_fn = std::int32_t (*)(void* stream, std::int32_t device, void** guard);
+using torch_guard_delete_fn = std::int32_t (*)(void* guard);
+torch_guard_create_fn torch_guard_create = nullptr;
+torch_guard_delete_fn torch_guard_delete = nullptr;
 
 /// A framework's current stream: a thread-local per device.
 template <int N>
@@ -227,6 +238,52 @@ void torch_only_direct(benchmark::State& state, bool inside) {
   });
 }
 
+/// A scope entered and left on torch's stream, its device given (device >= 0) or the stream's.
+void torch_only_scope(benchmark::State& state, int device) {
+  torch_only_loop(state, false, [device] {
+    const streamlike::stream_view stream{static_cast<cudaStream_t>(stream_for_torch())};
+    if (device >= 0) {
+      const streamlike::scoped_current_stream scope{stream, device};
+    } else {
+      const streamlike::scoped_current_stream scope{stream};
+    }
+  });
+}
+
+void torch_only_guard(benchmark::State& state) {
+  if (torch_guard_create == nullptr || torch_guard_delete == nullptr) {
+    state.SkipWithError("libtorch_cuda.so has no aoti_torch_create_cuda_stream_guard");
+    return;
+  }
+  torch_only_loop(state, false, [] {
+    void* guard = nullptr;
+    benchmark::DoNotOptimize(torch_guard_create(stream_for_torch(), 0, &guard));
+    benchmark::DoNotOptimize(torch_guard_delete(guard));
+  });
+}
+
+void stream_device(benchmark::State& state) {
+  const streamlike::stream_view stream{static_cast<cudaStream_t>(stream_for_torch())};
+  try {
+    (void)stream.device();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(stream.device());
+}
+
+void none_scope(benchmark::State& state) {
+  if (!current_device_readable()) {
+    state.SkipWithError("the current device cannot be read here (no driver or GPU; preload the fake CUDA)");
+    return;
+  }
+  const streamlike::stream_view stream{static_cast<cudaStream_t>(stream_for_torch())};
+  for (auto _ : state) {
+    const streamlike::scoped_current_stream scope{stream, 0};
+  }
+}
+
 void none_current_stream(benchmark::State& state) {
   if (!current_device_readable()) {
     state.SkipWithError("the current device cannot be read here (no driver or GPU; preload the fake CUDA)");
@@ -288,12 +345,19 @@ void register_torch_only_rows() {
     benchmark::RegisterBenchmark(("torch_only/aoti_torch_get_current_cuda_stream_again" + where).c_str(),
                                  [inside](benchmark::State& st) { torch_only_direct(st, inside); });
   }
+  benchmark::RegisterBenchmark("torch_only/scoped_current_stream",
+                               [](benchmark::State& st) { torch_only_scope(st, -1); });
+  benchmark::RegisterBenchmark("torch_only/scoped_current_stream(device 0)",
+                               [](benchmark::State& st) { torch_only_scope(st, 0); });
+  benchmark::RegisterBenchmark("torch_only/torch_stream_guard", torch_only_guard);
+  benchmark::RegisterBenchmark("diag/stream_view::device()", stream_device);
 }
 
 void register_no_framework_rows() {
   using namespace bench_current;
   benchmark::RegisterBenchmark("none/current_stream()", none_current_stream);
   benchmark::RegisterBenchmark("none/current_stream()/in_scope", none_current_stream_in_scope);
+  benchmark::RegisterBenchmark("none/scoped_current_stream(device 0)", none_scope);
   benchmark::RegisterBenchmark("none/cuCtxGetDevice", driver_ctx_get_device);
   benchmark::RegisterBenchmark("none/cuCtxGetDevice_again", driver_ctx_get_device);
 }
@@ -316,6 +380,8 @@ int main(int argc, char** argv) {
     } else {
       torch_set = reinterpret_cast<torch_set_fn>(dlsym(torch, "torch_set_current_cuda_stream"));
       torch_get = reinterpret_cast<torch_get_fn>(dlsym(torch, "aoti_torch_get_current_cuda_stream"));
+      torch_guard_create = reinterpret_cast<torch_guard_create_fn>(dlsym(torch, "aoti_torch_create_cuda_stream_guard"));
+      torch_guard_delete = reinterpret_cast<torch_guard_delete_fn>(dlsym(torch, "aoti_torch_delete_cuda_stream_guard"));
     }
   }
   if (frameworks == "all" && dlopen(BENCH_FAKE_TVM_FFI, RTLD_NOW | RTLD_LOCAL) == nullptr)

@@ -15,8 +15,9 @@ Targets (medians, ns per call):
                                             <= 1.0: making a stream current in every framework
                                             costs no more than torch's own block (timed beside
                                             it, with its own control row)
-Shown beside them, not judged: the C++ scoped_current_stream loop, and the use block once CuPy is
-imported (its provider runs Python code).
+Shown beside them, not judged: the C++ scoped_current_stream loop, the use block on a StreamView
+of the same stream (what a torch object adds: its __cuda_stream__ read, and torch's own object
+made current), and the use block once CuPy is imported (its provider runs Python code).
 
 Python statements are timed with timeit, interleaved round by round; each Python comparison also
 times its baseline a second time (a control row, "... again"): if the two differ by more than 10%
@@ -118,7 +119,7 @@ def main():
         lambda: module.time_scope(s, dev, n // 10), args.repeat
     )
 
-    env = {"torch": torch, "sl": streamlike, "s": s}
+    env = {"torch": torch, "sl": streamlike, "s": s, "v": streamlike.StreamView(s)}
     py = interleaved(
         {
             "torch.cuda.current_stream().cuda_stream": "torch.cuda.current_stream().cuda_stream",
@@ -126,6 +127,7 @@ def main():
             "torch.cuda.current_stream() again": "torch.cuda.current_stream()",
             "streamlike.current_stream()": "sl.current_stream()",
             "with streamlike.use(s): pass": "with sl.use(s): pass",
+            "with streamlike.use(v): pass (v: a StreamView of s)": "with sl.use(v): pass",
             "with torch.cuda.stream(s): pass": "with torch.cuda.stream(s): pass",
             "with torch.cuda.stream(s): pass again": "with torch.cuda.stream(s): pass",
         },
