@@ -33,10 +33,12 @@ import sys
 
 SKIP = 77
 LAUNCHES = 10000
-# Blocks of 50 steps. With the checker running, blocks rotate between checked, paused and paused
-# again (the control); printed: each kind's block times, seconds per step.
+# Blocks of 20 steps, 40 rounds a process. With the checker running, blocks rotate between checked,
+# paused and paused again (the control), each after a switch of the pause and 3 untimed steps (a
+# switch costs the block after it; untimed, it falls on no kind), with the collector off so that a
+# collection lands in no block; printed: each kind's block times, seconds per step.
 TORCH_STEP = r"""
-import ctypes, json, os, sys, time, torch
+import ctypes, gc, json, os, sys, time, torch
 model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 512)).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 x = torch.randn(64, 512, device="cuda")
@@ -61,14 +63,20 @@ with torch.cuda.stream(s):
     torch.cuda.synchronize()
     times = {k: [] for k in kinds}
     for i in range(int(sys.argv[1])):
+        gc.collect()
+        gc.disable()
         for k in kinds[i % len(kinds):] + kinds[: i % len(kinds)]:
             if set_paused:
                 set_paused(0 if k == "checked" else 1)
-            start = time.perf_counter()
-            for _ in range(50):
+            for _ in range(3):
                 step()
             torch.cuda.synchronize()
-            times[k].append((time.perf_counter() - start) / 50)
+            start = time.perf_counter()
+            for _ in range(20):
+                step()
+            torch.cuda.synchronize()
+            times[k].append((time.perf_counter() - start) / 20)
+        gc.enable()
     if set_paused:
         set_paused(0)
 print(json.dumps(times))
@@ -121,7 +129,7 @@ def launch_loop(program, env):
 
 
 def torch_step(env):
-    r = subprocess.run([sys.executable, "-c", TORCH_STEP, "15"], env=env, capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-c", TORCH_STEP, "40"], env=env, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"the torch step failed:\n{r.stderr}")
     return json.loads(r.stdout.strip().splitlines()[-1])
