@@ -235,6 +235,57 @@ TEST_CASE("a scope sets every provider that can set, and restores each, also whe
   CHECK(streamlike::current_stream(device) == s3);
 }
 
+/// One of many frameworks, each with its own slot, logging the order of its sets.
+template <int N>
+struct numbered_framework {
+  static thread_local void* current;
+  static int get(void*, int32_t, void** stream) {
+    *stream = current;
+    return STREAMLIKE_CURRENT_STREAM_OK;
+  }
+  static int set(void*, int32_t, void* stream);
+};
+thread_local std::vector<int> numbered_sets;
+template <int N>
+thread_local void* numbered_framework<N>::current = nullptr;
+template <int N>
+int numbered_framework<N>::set(void*, int32_t, void* stream) {
+  current = stream;
+  numbered_sets.push_back(N);
+  return STREAMLIKE_CURRENT_STREAM_OK;
+}
+
+TEST_CASE("a scope over more providers than it keeps inline sets each, and restores them in reverse order") {
+  const auto slots = [] {
+    return std::vector<void*>{numbered_framework<0>::current, numbered_framework<1>::current,
+                              numbered_framework<2>::current, numbered_framework<3>::current,
+                              numbered_framework<4>::current, numbered_framework<5>::current,
+                              numbered_framework<6>::current, numbered_framework<7>::current};
+  };
+  // Priorities 10..80, registered out of order: the list's order is 0..7, then streamlike's own.
+  const registered r3{table("numbered-3", 40, &numbered_framework<3>::get, &numbered_framework<3>::set)};
+  const registered r0{table("numbered-0", 10, &numbered_framework<0>::get, &numbered_framework<0>::set)};
+  const registered r1{table("numbered-1", 20, &numbered_framework<1>::get, &numbered_framework<1>::set)};
+  const registered r2{table("numbered-2", 30, &numbered_framework<2>::get, &numbered_framework<2>::set)};
+  const registered r4{table("numbered-4", 50, &numbered_framework<4>::get, &numbered_framework<4>::set)};
+  const registered r5{table("numbered-5", 60, &numbered_framework<5>::get, &numbered_framework<5>::set)};
+  const registered r6{table("numbered-6", 70, &numbered_framework<6>::get, &numbered_framework<6>::set)};
+  const registered r7{table("numbered-7", 80, &numbered_framework<7>::get, &numbered_framework<7>::set)};
+  numbered_framework<7>::current = s3.get(); // one had a stream of its own before
+  std::vector<void*> before = slots();
+  numbered_sets.clear();
+  {
+    const streamlike::scoped_current_stream scope{s1, device};
+    CHECK(slots() == std::vector<void*>(8, s1.get()));
+    CHECK(numbered_sets == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+    numbered_framework<6>::current = s2.get(); // an inner block of the seventh framework wins
+    CHECK(streamlike::current_stream(device) == s2);
+    numbered_sets.clear();
+  }
+  CHECK(numbered_sets == std::vector<int>{7, 6, 5, 4, 3, 2, 1, 0});
+  CHECK(slots() == before);
+}
+
 TEST_CASE("a read-only provider is asked but never set") {
   reset_fakes();
   const registered fake{table("read-only", 50, &fake_framework::get, nullptr)};
