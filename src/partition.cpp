@@ -218,8 +218,9 @@ partition_info partition_of(stream_view stream) {
 namespace detail {
 
 green_stream create_green_stream(const stream_options& options, const char* who) {
-  // Read once: the partition's fields are one object, met cold after the driver's work.
-  const partition_state& on = partition_access::state(*options.partition, "device"); // throws for an empty one
+  // The partition's state, checked once (throws for an empty partition, as its device() does),
+  // rather than through one checked, out-of-line accessor per field.
+  const partition_state& on = partition_access::state(*options.partition, "device");
   const int device = on.device;
   if (options.device && *options.device != device) {
     throw std::invalid_argument(std::string("streamlike: ") + who + ": device " + std::to_string(*options.device) +
