@@ -264,6 +264,53 @@ expect("--rounds: a regex naming two rows is a failed run (exit 2)", rc == 2 and
 rc, out = judge({}, "--rounds", "rounds/creation", *ours_rule, errors=["rounds/creation"])
 expect("--rounds: a program that could not measure is a SKIP", rc == 77 and verdicts(out) == ["SKIP"], out)
 
+# --- rounds over several processes: each ratio the median of the processes' paired ratios -------
+
+
+def program_printing(runs_by_process):
+    """An executable that prints, on its k-th run, the fixture run runs_by_process[k]: what
+    --processes needs, as it runs the program itself."""
+    directory = tempfile.mkdtemp(dir=tmp)
+    for k, (runs, kw) in enumerate(runs_by_process):
+        with open(os.path.join(directory, f"run{k}.json"), "w", encoding="utf-8") as f:
+            f.write(dumps(runs, **kw))
+    program = os.path.join(directory, "program")
+    with open(program, "w", encoding="utf-8") as f:
+        f.write(
+            f"#!{sys.executable}\n"
+            "import os, sys\n"
+            "here = os.path.dirname(os.path.abspath(__file__))\n"
+            "count = os.path.join(here, 'count')\n"
+            "k = int(open(count).read()) if os.path.exists(count) else 0\n"
+            "open(count, 'w').write(str(k + 1))\n"
+            "sys.stdout.write(open(os.path.join(here, f'run{k}.json')).read())\n"
+        )
+    os.chmod(program, 0o755)
+    return program
+
+
+def judge_program(program, *args):
+    done = subprocess.run(
+        [sys.executable, script, program, "--name", "fixture", *args], capture_output=True, text=True, timeout=60
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+one_each = [rounds({"base": base, "ours": scaled(base, f)}) for f in (1.03, 1.06, 1.04)]
+rc, out = judge_program(program_printing(one_each), "--processes", "3", "--rounds", "rounds/creation", *ours_rule)
+expect(
+    "--processes: the median of the processes' ratios (1.03, 1.06, 1.04: 1.04) passes, each process shown",
+    rc == 0 and verdicts(out) == ["PASS"] and "ratio 1.0400" in out and "per process 1.030, 1.060, 1.040" in out,
+    out,
+)
+two_slow = [rounds({"base": base, "ours": scaled(base, f)}) for f in (1.03, 1.06, 1.07)]
+rc, out = judge_program(program_printing(two_slow), "--processes", "3", "--rounds", "rounds/creation", *ours_rule)
+expect("--processes: two processes of three over the target fail", rc == 1 and "ratio 1.0600" in out, out)
+rc, out = judge(runs, "--processes", "2", "--rounds", "rounds/creation", *ours_rule, **kw)
+expect("--processes with --from-json is a failed run (exit 2): there is no program to run again", rc == 2, out)
+rc, out = judge_program(program_printing(one_each), "--processes", "3", *ours_rule)
+expect("--processes without --rounds is a failed run (exit 2)", rc == 2 and "--rounds" in out, out)
+
 # --- metrics and skips --------------------------------------------------------------------------
 rc, out = judge(
     {"base": r, "row": r}, "--metric", "real_time", "--compare", "row", "base", "<=", "1.0", metric_scale={"row": 1.5}
