@@ -5,6 +5,7 @@
 
 #include "driver_entry_points.hpp"
 #include "error_messages.hpp"
+#include "spin_lock.hpp"
 #include "stream_lifecycle.hpp"
 
 #include <streamlike/device_guard.hpp>
@@ -46,18 +47,27 @@ namespace {
 // The driver's codes for the calls used here are the runtime's (CUDA keeps the two numbered
 // alike: CUDA_ERROR_INVALID_VALUE is cudaErrorInvalidValue, CUDA_ERROR_INVALID_RESOURCE_
 // CONFIGURATION is cudaErrorInvalidResourceConfiguration), so streamlike::error names them.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_driver_error(CUresult code, const char* who, const char* call) {
+  throw error(static_cast<cudaError_t>(code), std::string(who) + ": " + call);
+}
+
+// Inline, with the throw out of line: a green stream's create and destroy cost what the driver's
+// do, and the code they run is part of that cost.
 void check(CUresult code, const char* who, const char* call) {
   if (code != CUDA_SUCCESS) [[unlikely]]
-    throw error(static_cast<cudaError_t>(code), std::string(who) + ": " + call);
+    throw_driver_error(code, who, call);
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_no_green_contexts(const char* who, const char* call) {
+  throw error(cudaErrorNotSupported, std::string(who) + ": " + call,
+              "the CUDA driver has no green contexts; expected a driver for CUDA 13 or newer");
 }
 
 // The entry point, or streamlike::error naming `who` and the missing call.
 template <class Fn>
 Fn require(Fn fn, const char* who, const char* call) {
-  if (fn == nullptr) {
-    throw error(cudaErrorNotSupported, std::string(who) + ": " + call,
-                "the CUDA driver has no green contexts; expected a driver for CUDA 13 or newer");
-  }
+  if (fn == nullptr) [[unlikely]]
+    throw_no_green_contexts(who, call);
   return fn;
 }
 
@@ -217,31 +227,34 @@ partition_info partition_of(stream_view stream) {
 
 namespace detail {
 
-green_stream create_green_stream(const stream_options& options, const char* who) {
-  // The partition's state, checked once (throws for an empty partition, as its device() does),
-  // rather than through one checked, out-of-line accessor per field.
-  const partition_state& on = partition_access::state(*options.partition, "device");
-  const int device = on.device;
+namespace {
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_green_options(const stream_options& options, int device,
+                                                                 const char* who) {
   if (options.device && *options.device != device) {
     throw std::invalid_argument(std::string("streamlike: ") + who + ": device " + std::to_string(*options.device) +
                                 " with a partition of device " + std::to_string(device) +
                                 "; expected the partition's device or none");
   }
-  if (!options.non_blocking) {
-    throw std::invalid_argument(std::string("streamlike: ") + who +
-                                ": a blocking stream on a partition; expected non_blocking (cuGreenCtxStreamCreate "
-                                "makes only streams that do not synchronize with the legacy default stream)");
-  }
+  throw std::invalid_argument(std::string("streamlike: ") + who +
+                              ": a blocking stream on a partition; expected non_blocking (cuGreenCtxStreamCreate "
+                              "makes only streams that do not synchronize with the legacy default stream)");
+}
+} // namespace
+
+green_stream create_green_stream(const stream_options& options, const char* who) {
+  // The partition's state, checked once (throws for an empty partition, as its device() does),
+  // rather than through one checked accessor per field.
+  const partition_state& on = partition_access::state(*options.partition, "device");
+  if ((options.device && *options.device != on.device) || !options.non_blocking) [[unlikely]]
+    refuse_green_options(options, on.device, who);
   if (options.priority != 0) { // 0 is in every device's range
-    const device_guard on_device(device);
-    check_priority(options.priority, device, who);
+    const device_guard on_device(on.device);
+    check_priority(options.priority, on.device, who);
   }
-  const auto& drv = driver::get();
+  const auto create = require(driver::get().green_ctx_stream_create, who, "cuGreenCtxStreamCreate");
   green_stream made;
-  check(require(drv.green_ctx_stream_create, who, "cuGreenCtxStreamCreate")(&made.handle, on.green,
-                                                                            CU_STREAM_NON_BLOCKING, options.priority),
-        who, "cuGreenCtxStreamCreate");
-  made.facts.device = device;
+  check(create(&made.handle, on.green, CU_STREAM_NON_BLOCKING, options.priority), who, "cuGreenCtxStreamCreate");
+  made.facts.device = on.device;
   made.facts.flags = cudaStreamNonBlocking;
   made.facts.priority = options.priority;
   made.facts.primary_context_id = 0; // a green context's stream: its partition keeps it alive
@@ -267,51 +280,64 @@ void destroy_green_stream(cudaStream_t handle, int device) noexcept {
 }
 
 namespace {
-// The partitions of the unique_streams made on one, by handle: searched from the newest, as streams
-// are mostly dropped in the reverse order of their making, so that case costs one comparison. The
-// vector keeps its capacity, so making and dropping one at a time allocates nothing, and a dropped
-// entry's partition is moved out, so no spare slot keeps a green context alive.
+// The partitions of the unique_streams made on one, by handle, with the device each stream's
+// destroy needs: searched from the newest, as streams are mostly dropped in the reverse order of
+// their making, so that case costs one comparison. The vector keeps its capacity, so making and
+// dropping one at a time allocates nothing, and a dropped entry's partition is moved out, so no
+// spare slot keeps a green context alive.
 struct kept_partition {
   cudaStream_t handle;
+  int device;
   partition held;
 };
-std::mutex kept_lock;
-std::atomic<std::size_t> kept_count{0}; // the table's size, written under the lock, read without it
-std::vector<kept_partition>& kept() {
-  static auto* held = new std::vector<kept_partition>; // outlives statics
-  return *held;
-}
+struct kept_table {
+  spin_lock lock;
+  std::atomic<std::size_t> count{0}; // entries' size, written under the lock, read without it
+  std::vector<kept_partition> entries;
+};
+// Constant-initialized and never destroyed: a unique_stream dropped by another static's destructor
+// still finds its entry, and the table costs no guard on each use.
+union never_destroyed_kept_table {
+  kept_table table;
+  constexpr never_destroyed_kept_table() : table() {}
+  ~never_destroyed_kept_table() {}
+};
+constinit never_destroyed_kept_table kept_storage;
+
 auto find_kept(std::vector<kept_partition>& in, cudaStream_t handle) {
   return std::find_if(in.rbegin(), in.rend(), [handle](const kept_partition& k) { return k.handle == handle; });
 }
 } // namespace
 
-void keep_partition_of(cudaStream_t handle, const partition& p) {
-  const std::lock_guard lock(kept_lock);
-  std::vector<kept_partition>& in = kept();
-  if (const auto found = find_kept(in, handle); found != in.rend()) {
-    found->held = p; // the handle was kept already (a stream the driver destroyed behind a unique_stream)
+void keep_partition_of(cudaStream_t handle, int device, const partition& p) {
+  kept_table& kept = kept_storage.table;
+  const std::lock_guard lock(kept.lock);
+  if (const auto found = find_kept(kept.entries, handle); found != kept.entries.rend()) {
+    found->device = device; // the handle was kept already (a stream the driver destroyed behind a unique_stream)
+    found->held = p;
     return;
   }
-  in.push_back({handle, p});
-  kept_count.store(in.size(), std::memory_order_relaxed);
+  kept.entries.push_back({handle, device, p});
+  kept.count.store(kept.entries.size(), std::memory_order_relaxed);
 }
 
 bool destroy_if_kept_partition(cudaStream_t handle) noexcept {
-  if (kept_count.load(std::memory_order_relaxed) == 0) [[likely]]
+  kept_table& kept = kept_storage.table;
+  if (kept.count.load(std::memory_order_relaxed) == 0) [[likely]]
     return false;
   partition released; // dropped last: its last copy may destroy the green context
+  int device = -1;
   {
-    const std::lock_guard lock(kept_lock);
-    std::vector<kept_partition>& in = kept();
-    const auto found = find_kept(in, handle);
-    if (found == in.rend()) return false;
+    const std::lock_guard lock(kept.lock);
+    const auto found = find_kept(kept.entries, handle);
+    if (found == kept.entries.rend()) return false;
+    device = found->device;
     released = std::move(found->held);
-    if (kept_partition& last = in.back(); &*found != &last) *found = std::move(last);
-    in.pop_back();
-    kept_count.store(in.size(), std::memory_order_relaxed);
+    if (kept_partition& last = kept.entries.back(); &*found != &last) *found = std::move(last);
+    kept.entries.pop_back();
+    kept.count.store(kept.entries.size(), std::memory_order_relaxed);
   }
-  destroy_green_stream(handle, released.device());
+  destroy_green_stream(handle, device);
   return true;
 }
 

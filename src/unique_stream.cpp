@@ -11,7 +11,7 @@ unique_stream unique_stream::create(const stream_options& options) {
   if (options.partition) [[unlikely]] {
     const detail::green_stream made = detail::create_green_stream(options, "unique_stream::create");
     try {
-      detail::keep_partition_of(made.handle, *options.partition);
+      detail::keep_partition_of(made.handle, made.facts.device, *options.partition);
     } catch (...) {
       detail::destroy_green_stream(made.handle, made.facts.device);
       throw;
