@@ -309,15 +309,15 @@ auto find_kept(std::vector<kept_partition>& in, cudaStream_t handle) {
 }
 } // namespace
 
-void keep_partition_of(cudaStream_t handle, int device, const partition& p) {
+void keep_partition_of(cudaStream_t handle, int device, partition&& p) {
   kept_table& kept = kept_storage.table;
   const std::lock_guard lock(kept.lock);
   if (const auto found = find_kept(kept.entries, handle); found != kept.entries.rend()) {
     found->device = device; // the handle was kept already (a stream the driver destroyed behind a unique_stream)
-    found->held = p;
+    found->held = std::move(p);
     return;
   }
-  kept.entries.push_back({handle, device, p});
+  kept.entries.push_back({handle, device, std::move(p)});
   kept.count.store(kept.entries.size(), std::memory_order_relaxed);
 }
 

@@ -33,7 +33,7 @@ void destroy_green_stream(cudaStream_t handle, int device) noexcept;
 
 /// Holds `p`, and the stream's `device`, until destroy_if_kept_partition(handle): what keeps a
 /// unique_stream's green context alive (a unique_stream is one handle, with no room for it).
-void keep_partition_of(cudaStream_t handle, int device, const partition& p);
+void keep_partition_of(cudaStream_t handle, int device, partition&& p);
 /// Destroys `handle` if keep_partition_of holds a partition for it: the driver's destroy, which
 /// needs no current context, then the partition let go (it may destroy the green context). Says
 /// whether it did. One relaxed load when no unique_stream of a partition lives. Never throws.

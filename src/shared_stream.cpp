@@ -142,7 +142,7 @@ namespace {
 // destroy the green context.
 class green_block final : public stream_control_block, public keeps_one_spare<green_block> {
 public:
-  green_block(const green_stream& made, partition on) noexcept
+  green_block(const green_stream& made, partition&& on) noexcept
       : stream_control_block(made.handle, made.facts), on_(std::move(on)) {}
 
 private:
@@ -153,11 +153,12 @@ private:
   partition on_;
 };
 
-[[gnu::noinline]] shared_stream create_on_partition(const stream_options& options) {
+// The options' partition moves into the stream's block once the stream exists.
+[[gnu::noinline]] shared_stream create_on_partition(stream_options& options) {
   green_stream made = create_green_stream(options, "shared_stream::create");
   ask_green_stream_id(made, "shared_stream::create");
   try {
-    return shared_stream_access::make(new green_block(made, *options.partition));
+    return shared_stream_access::make(new green_block(made, std::move(*options.partition)));
   } catch (...) { // the stream is ours until its block exists
     destroy_green_stream(made.handle, made.facts.device);
     throw;
@@ -167,7 +168,7 @@ private:
 } // namespace
 } // namespace detail
 
-shared_stream shared_stream::create(const stream_options& options) {
+shared_stream shared_stream::create(stream_options options) {
   if (options.partition) [[unlikely]]
     return detail::create_on_partition(options);
   const detail::created_stream created = detail::create_stream(options, "shared_stream::create");

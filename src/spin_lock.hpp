@@ -20,8 +20,7 @@ public:
   spin_lock& operator=(const spin_lock&) = delete;
 
   void lock() noexcept {
-    while (locked_.exchange(true, std::memory_order_acquire)) [[unlikely]]
-      wait_until_free();
+    while (locked_.exchange(true, std::memory_order_acquire)) [[unlikely]] wait_until_free();
   }
   [[nodiscard]] bool try_lock() noexcept {
     return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire);

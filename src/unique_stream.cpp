@@ -5,13 +5,15 @@
 
 #include <streamlike/unique_stream.hpp>
 
+#include <utility>
+
 namespace streamlike {
 
-unique_stream unique_stream::create(const stream_options& options) {
+unique_stream unique_stream::create(stream_options options) {
   if (options.partition) [[unlikely]] {
     const detail::green_stream made = detail::create_green_stream(options, "unique_stream::create");
     try {
-      detail::keep_partition_of(made.handle, made.facts.device, *options.partition);
+      detail::keep_partition_of(made.handle, made.facts.device, std::move(*options.partition));
     } catch (...) {
       detail::destroy_green_stream(made.handle, made.facts.device);
       throw;

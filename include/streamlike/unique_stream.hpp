@@ -39,8 +39,9 @@ public:
     if (handle_ != nullptr) destroy(handle_);
   }
 
-  /// A new stream (see stream_options). Throws as shared_stream::create does.
-  [[nodiscard]] static unique_stream create(const stream_options& options = {});
+  /// A new stream (see stream_options). Throws as shared_stream::create does; takes the options
+  /// by value as it does.
+  [[nodiscard]] static unique_stream create(stream_options options = {});
   /// Takes ownership of a stream created elsewhere; the default streams cannot be owned.
   [[nodiscard]] static unique_stream adopt(cudaStream_t handle);
 

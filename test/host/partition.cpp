@@ -361,6 +361,35 @@ TEST_CASE_FIXTURE(fake_setup, "the last stream made on a partition keeps its gre
   CHECK(fake_cuda_orphaned_green_streams() == orphans); // each stream went before its green context
 }
 
+// create takes its options by value, so that a partition in options built for the call moves into the
+// stream. What a test can see of that: the stream holds one reference, however it got it, and options
+// the caller keeps are never taken from.
+TEST_CASE_FIXTURE(fake_setup, "a stream holds one reference to its partition; options the caller keeps stay whole") {
+  const partition p = partition::create(0, 16);
+  SUBCASE("shared_stream") {
+    streamlike::stream_options options{.partition = p};
+    const shared_stream s = shared_stream::create(std::move(options));
+    CHECK(p.use_count() == 2); // p and the stream's
+    const shared_stream t = shared_stream::create({.partition = p});
+    CHECK(p.use_count() == 3);
+  }
+  SUBCASE("unique_stream") {
+    streamlike::stream_options options{.partition = p};
+    const unique_stream s = unique_stream::create(std::move(options));
+    CHECK(p.use_count() == 2);
+    const unique_stream t = unique_stream::create({.partition = p});
+    CHECK(p.use_count() == 3);
+  }
+  SUBCASE("options the caller keeps are copied, and stay whole") {
+    const streamlike::stream_options options{.partition = p};
+    const shared_stream s = shared_stream::create(options);
+    const unique_stream t = unique_stream::create(options);
+    CHECK(p.use_count() == 4);
+    CHECK(options.partition->sm_count() == 16);
+  }
+  CHECK(p.use_count() == 1);
+}
+
 TEST_CASE_FIXTURE(fake_setup, "stream_pool::get_for hands out streams of its caller's partition") {
   const partition a = partition::create(0, 16);
   const partition b = partition::create(0, 32);
