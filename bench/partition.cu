@@ -5,6 +5,8 @@
 //            rounds/creation: the same ways in paired rounds (bench/rounds.hpp says why);
 //   pool/:   stream_pool::get_for(caller) + drop for a green and a plain caller, against
 //            stream_pool::get + drop (claim: at most 2x);
+//   parts/:  what the owners' steps would add to the driver's pair alone, in rounds/creation_parts
+//            (shown, not judged);
 //   diag/:   the driver queries get_for and partition_of make (shown, not judged).
 // The partition is 16 SMs of device 0. Skips (77) without a device; exits 2 where the driver
 // cannot make green contexts (a failure of the claim's premise, not a measurement).
@@ -28,7 +30,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -40,6 +44,7 @@ struct driver_calls {
   decltype(&cuStreamDestroy) destroy = nullptr;
   decltype(&cuStreamGetGreenCtx) stream_get_green_ctx = nullptr;
   decltype(&cuStreamGetCtx) stream_get_ctx = nullptr;
+  decltype(&cuStreamGetId) stream_get_id = nullptr;
 };
 driver_calls drv;
 std::optional<streamlike::partition> on;
@@ -74,6 +79,49 @@ void unique_create_drop() {
   benchmark::DoNotOptimize(stream);
 }
 
+// What the owners add to the driver's pair, part by part (parts/, shown, not judged): a caller's
+// options (a copy of the partition, made before the create and dropped after the destroy), the id
+// shared_stream asks, a std::mutex taken twice (as a table under a lock would be), and two atomic
+// read-modify-writes, each around the driver's own pair.
+void raw_with_options() {
+  const streamlike::stream_options options{.partition = *on};
+  benchmark::DoNotOptimize(&options);
+  raw_green_create_destroy();
+}
+
+void raw_with_stream_id() {
+  CUstream stream = nullptr;
+  check_driver(drv.green_stream_create(&stream, on->green_context(), CU_STREAM_NON_BLOCKING, 0),
+               "cuGreenCtxStreamCreate");
+  unsigned long long id = 0;
+  check_driver(drv.stream_get_id(stream, &id), "cuStreamGetId");
+  benchmark::DoNotOptimize(id);
+  check_driver(drv.destroy(stream), "cuStreamDestroy");
+}
+
+std::mutex table_lock;
+void raw_with_mutex_twice() {
+  {
+    const std::lock_guard lock(table_lock);
+    benchmark::ClobberMemory();
+  }
+  raw_green_create_destroy();
+  {
+    const std::lock_guard lock(table_lock);
+    benchmark::ClobberMemory();
+  }
+}
+
+std::atomic<long> counter{0};
+void raw_with_two_atomics() {
+  CUstream stream = nullptr;
+  check_driver(drv.green_stream_create(&stream, on->green_context(), CU_STREAM_NON_BLOCKING, 0),
+               "cuGreenCtxStreamCreate");
+  counter.fetch_add(1, std::memory_order_acq_rel);
+  check_driver(drv.destroy(stream), "cuStreamDestroy");
+  counter.fetch_sub(1, std::memory_order_acq_rel);
+}
+
 using bench_rounds::make_way;
 constexpr bench_rounds::way creation_ways[] = {
     make_way<raw_green_create_destroy>("create/cuGreenCtxStreamCreate+cuStreamDestroy"),
@@ -82,9 +130,23 @@ constexpr bench_rounds::way creation_ways[] = {
     make_way<raw_green_create_destroy>("control/cuGreenCtxStreamCreate+cuStreamDestroy_again"),
 };
 
-// rounds/creation (bench/rounds.hpp): blocks of 100 creates + destroys, about 2.5 ms a round.
+constexpr bench_rounds::way creation_parts[] = {
+    make_way<raw_green_create_destroy>("parts/cuGreenCtxStreamCreate+cuStreamDestroy"),
+    make_way<raw_with_options>("parts/+options"),
+    make_way<raw_with_stream_id>("parts/+cuStreamGetId"),
+    make_way<raw_with_mutex_twice>("parts/+std::mutex_twice"),
+    make_way<raw_with_two_atomics>("parts/+two_atomics"),
+    make_way<shared_create_drop>("parts/shared_stream::create(partition)+drop"),
+    make_way<unique_create_drop>("parts/unique_stream::create(partition)+drop"),
+};
+
+// rounds/creation and rounds/creation_parts (bench/rounds.hpp): blocks of 100 creates + destroys,
+// some 2.5 ms a round.
 std::mt19937 round_order(20261202);
 void creation_rounds(benchmark::State& state) { bench_rounds::run_rounds(state, creation_ways, 100, round_order); }
+void creation_parts_rounds(benchmark::State& state) {
+  bench_rounds::run_rounds(state, creation_parts, 100, round_order);
+}
 
 void pool_get_drop(benchmark::State& state) {
   for (auto _ : state) {
@@ -127,6 +189,7 @@ void partition_of_green(benchmark::State& state) {
 
 void register_all() {
   bench_rounds::register_rows_and_rounds("rounds/creation", creation_rounds, creation_ways);
+  bench_rounds::register_rows_and_rounds("rounds/creation_parts", creation_parts_rounds, creation_parts);
   benchmark::RegisterBenchmark("pool/stream_pool::get+drop", pool_get_drop);
   benchmark::RegisterBenchmark("pool/stream_pool::get_for(green)+drop", pool_get_for_drop<&green_caller>);
   benchmark::RegisterBenchmark("pool/stream_pool::get_for(plain)+drop", pool_get_for_drop<&plain_caller>);
@@ -154,6 +217,7 @@ int main(int argc, char** argv) {
   bp::drv.stream_get_green_ctx =
       driver_entry_point<decltype(bp::drv.stream_get_green_ctx)>("cuStreamGetGreenCtx", 13000);
   bp::drv.stream_get_ctx = driver_entry_point<decltype(bp::drv.stream_get_ctx)>("cuStreamGetCtx");
+  bp::drv.stream_get_id = driver_entry_point<decltype(bp::drv.stream_get_id)>("cuStreamGetId");
   bp::pool = std::make_unique<streamlike::stream_pool>();
   bp::green_caller = streamlike::shared_stream::create({.partition = *bp::on});
   bp::plain_caller = streamlike::shared_stream::create();
