@@ -213,7 +213,7 @@ def parse_args():
     return p.parse_args()
 
 
-def run(args):
+def run(args, process=0):
     cmd = [
         args.binary,
         *args.program_arg,
@@ -241,7 +241,9 @@ def run(args):
     if proc.returncode != 0:
         die(f"{args.binary} exited with {proc.returncode}")
     if args.json_out:
-        with open(args.json_out, "w") as f:
+        # With --processes, process k > 0 beside the first: run.json, run.process1.json, ...
+        stem, ext = os.path.splitext(args.json_out)
+        with open(args.json_out if process == 0 else f"{stem}.process{process}{ext}", "w") as f:
             f.write(proc.stdout)
     try:
         return json.loads(proc.stdout)
@@ -721,8 +723,8 @@ def main():
         if not rules:
             die("--rounds needs rules (--compare, --control, --info, ...) to judge its counters")
         processes = [round_counters(data, args.rounds)]
-        for _ in range(1, args.processes):
-            processes.append(round_counters(run(args), args.rounds))
+        for k in range(1, args.processes):
+            processes.append(round_counters(run(args, k), args.rounds))
         samples = {n: [t for p in processes for t in p[n]] for n in processes[0]}
         print_context(data, args, samples)
         return rules_mode(args, samples, {}, name, paired=True, processes=processes if args.processes > 1 else None)

@@ -62,6 +62,9 @@ require_gpu=0
 reps=20
 min_time=0.1
 rounds_reps=1000 # stream_creation's and partition_creation's: rounds of about 4 ms, one per repetition, some 5-10 s
+# ... in each of this many processes, the verdict the median of theirs: a process's layout biases all
+# its rounds alike (bench/tools/ratios.py --processes)
+rounds_processes=5
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -102,7 +105,7 @@ else
 fi
 compilers=$(meson introspect "$build" --compilers 2>/dev/null | python3 -c 'import json, sys; h = json.load(sys.stdin)["host"]; print(", ".join(k + ": " + v["id"] + " " + v["version"] for k, v in h.items()))' 2>/dev/null)
 say "compilers: ${compilers:-(unknown: meson introspect failed)}"
-say "settings: $reps repetitions x $min_time s, interleaved; medians (stream_creation, partition_creation: medians of the per-round ratios of $rounds_reps rounds)"
+say "settings: $reps repetitions x $min_time s, interleaved; medians (stream_creation, partition_creation: medians over $rounds_processes processes of the medians of the per-round ratios of $rounds_reps rounds)"
 say ""
 
 # ---- one program --------------------------------------------------------------------------------
@@ -282,7 +285,7 @@ for raw in 'cudaStreamCreate+cudaStreamDestroy' 'cudaStreamCreateWithFlags(non_b
   raw_creates+=(--compare "$ours" "create/$raw" '<=' 1.05)
 done
 run_program_as stream_creation stream_pool 1 --filter '^rounds/' --rounds rounds/creation \
-  --repetitions "$rounds_reps" \
+  --repetitions "$rounds_reps" --processes "$rounds_processes" \
   "${raw_creates[@]}" \
   --control 'control/cudaStreamCreate\+cudaStreamDestroy_again' "$create" 0.01 \
   --info 'create/unique_stream::create\+drop' "$create"
@@ -307,10 +310,12 @@ green_raw='create/cuGreenCtxStreamCreate+cuStreamDestroy'
 run_program partition 1 --metric real_time --filter '^(pool|diag)/' \
   --compare 'pool/stream_pool::get_for\((green|plain)\)\+drop' 'pool/stream_pool::get+drop' '<=' 2 \
   --info 'diag/.*' 'pool/stream_pool::get+drop'
-run_program_as partition_creation partition 1 --filter '^rounds/' --rounds rounds/creation \
-  --repetitions "$rounds_reps" \
+run_program_as partition_creation partition 1 --filter '^rounds/creation/' --rounds rounds/creation \
+  --repetitions "$rounds_reps" --processes "$rounds_processes" \
   --compare 'create/(shared|unique)_stream::create\(partition\)\+drop' "$green_raw" '<=' 1.05 \
   --control 'control/cuGreenCtxStreamCreate\+cuStreamDestroy_again' "$green_raw" 0.02
+shown_only=1 run_program_as partition_creation_parts partition 1 --filter '^rounds/creation_parts/' --rounds rounds/creation_parts \
+  --repetitions "$rounds_reps" --info 'parts/.*' 'parts/cuGreenCtxStreamCreate+cuStreamDestroy'
 
 run_shown_program owner_queries 1 --metric real_time \
   --info 'query/.*|diag/.*' 'query/core:stream_control_block::facts'
