@@ -56,8 +56,8 @@ REQUIRED = [
     r"streamlike::cuda_error_text(\[abi:cxx11\])?\(cudaError\)",
     r"streamlike::stream_view::sync\(\) const",
     r"streamlike::detail::stream_operations::sync\(CUstream_st\*, char const\*\)",  # the owners' inline sync()
-    r"streamlike::shared_stream::create\(streamlike::stream_options const&\)",
-    r"streamlike::unique_stream::create\(streamlike::stream_options const&\)",
+    r"streamlike::shared_stream::create\(streamlike::stream_options\)",
+    r"streamlike::unique_stream::create\(streamlike::stream_options\)",
     r"streamlike::event::create\(streamlike::event_options const&\)",
     r"streamlike::elapsed_ms\(streamlike::event const&, streamlike::event const&\)",
     r"streamlike::device_guard::device_guard\(int\)",
