@@ -21,6 +21,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -550,6 +551,39 @@ TEST_CASE_FIXTURE(fake_setup, "without green contexts: create names the missing 
   CHECK(!info.green);
   CHECK(info.sm_count == 0); // the driver cannot tell
   CHECK(info.context_id != 0);
+}
+
+TEST_CASE_FIXTURE(fake_setup, "unique_streams made and dropped on eight threads at once keep their own partitions") {
+  std::optional<partition> a = partition::create(0, 16);
+  std::optional<partition> b = partition::create(0, 32);
+  const long greens = fake_cuda_live_green_contexts();
+  const long driver_destroys = fake_cuda_calls("cuStreamDestroy");
+  const long runtime_destroys = fake_cuda_calls("cudaStreamDestroy");
+  constexpr int threads = 8;
+  constexpr int per_thread = 400;
+  std::atomic<int> elsewhere{0};
+  {
+    std::vector<std::jthread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        const partition& on = t % 2 == 0 ? *a : *b;
+        std::vector<unique_stream> held;
+        for (int i = 0; i < per_thread; ++i) {
+          held.push_back(unique_stream::create({.partition = on}));
+          if (i % 3 == 2) held.erase(held.begin()); // the oldest: not the order the table favours
+        }
+        for (const unique_stream& s : held) {
+          if (fake_cuda_green_context_of(s.get()) != on.green_context()) ++elsewhere;
+        }
+      });
+    }
+  }
+  CHECK(elsewhere == 0);
+  CHECK(fake_cuda_calls("cuStreamDestroy") == driver_destroys + threads * per_thread); // each found its entry
+  CHECK(fake_cuda_calls("cudaStreamDestroy") == runtime_destroys);
+  a.reset();
+  b.reset();
+  CHECK(fake_cuda_live_green_contexts() == greens - 2); // no entry kept a partition behind
 }
 
 TEST_CASE_FIXTURE(fake_setup, "get_for from eight threads at once makes one sub-pool and shares the partition") {
