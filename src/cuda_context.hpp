@@ -57,16 +57,24 @@ struct current_context {
 /// Throws streamlike::error naming "<who>: cudaGetDevice".
 [[nodiscard]] int current_device(std::string_view who);
 
-/// The same answer, asked of the driver first: the device of the current context (cuCtxGetDevice,
-/// which cudaGetDevice wraps), without the runtime's wrapper; where no context is current (a fresh
-/// thread) or there is no driver, current_device. For current_stream(), which asks on every call
-/// (bench/current_stream.cpp): inline, so that the driver's answer costs one load and one call.
-/// The other callers keep the runtime's one call, which the call-count tests pin.
-[[nodiscard]] inline int current_device_driver_first(std::string_view who) {
+/// The device of the calling thread's current context as the driver tells it (cuCtxGetDevice, which
+/// cudaGetDevice wraps), without the runtime's wrapper; -1 where no context is current (a fresh
+/// thread) or there is no driver. The fast path of the two "driver first" reads below: inline, so
+/// that it costs one load and one call.
+[[nodiscard]] inline int current_context_device_or_minus_one() noexcept {
   const auto get_device = driver::get().current_ctx_get_device;
   CUdevice device = 0;
   if (get_device != nullptr && get_device(&device) == CUDA_SUCCESS) [[likely]]
     return static_cast<int>(device);
+  return -1;
+}
+
+/// current_device's answer, asked of the driver first; where the driver cannot tell,
+/// current_device. For current_stream(), which asks on every call (bench/current_stream.cpp). The
+/// other callers keep the runtime's one call, which the call-count tests pin.
+[[nodiscard]] inline int current_device_driver_first(std::string_view who) {
+  if (const int device = current_context_device_or_minus_one(); device >= 0) [[likely]]
+    return device;
   return current_device(who);
 }
 
@@ -78,10 +86,8 @@ struct current_context {
 /// torch's scope provider, which asks it three times a scope (cudaGetDevice read 44-68 ns on the
 /// H200 host, cuCtxGetDevice 14 ns).
 [[nodiscard]] inline int current_device_or_minus_one_driver_first() noexcept {
-  const auto get_device = driver::get().current_ctx_get_device;
-  CUdevice device = 0;
-  if (get_device != nullptr && get_device(&device) == CUDA_SUCCESS) [[likely]]
-    return static_cast<int>(device);
+  if (const int device = current_context_device_or_minus_one(); device >= 0) [[likely]]
+    return device;
   return current_device_or_minus_one();
 }
 
