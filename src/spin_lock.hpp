@@ -12,7 +12,7 @@
 
 namespace streamlike::detail {
 
-/// Meets Lockable, so std::lock_guard takes it. Constant-initialized: usable before and after
+/// Meets BasicLockable, so std::lock_guard takes it. Constant-initialized: usable before and after
 /// every static's lifetime.
 class spin_lock {
 public:
@@ -22,9 +22,6 @@ public:
 
   void lock() noexcept {
     while (locked_.exchange(true, std::memory_order_acquire)) [[unlikely]] wait_until_free();
-  }
-  [[nodiscard]] bool try_lock() noexcept {
-    return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire);
   }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
