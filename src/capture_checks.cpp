@@ -144,15 +144,6 @@ cudaStreamCaptureMode thread_interaction_mode() noexcept {
   return static_cast<cudaStreamCaptureMode>(mode);
 }
 
-const char* mode_name(cudaStreamCaptureMode mode) noexcept {
-  switch (mode) {
-    case cudaStreamCaptureModeGlobal: return "global";
-    case cudaStreamCaptureModeThreadLocal: return "thread-local";
-    case cudaStreamCaptureModeRelaxed: return "relaxed";
-  }
-  return "unknown";
-}
-
 // The calling thread's current stream (current_stream(), every framework asked), where it could be
 // capturing: not the handle 0 or cudaStreamLegacy (the legacy default stream cannot capture; torch
 // names its default stream 0). Null for none, and where the current device cannot be read (no

@@ -90,6 +90,16 @@ enum class prohibited_by { nothing, own_capture, other_thread_capture };
   return prohibited_by::nothing;
 }
 
+/// "global", "thread-local", "relaxed": a mode as the refusals and streamcheck's reports name it.
+[[nodiscard]] constexpr const char* mode_name(cudaStreamCaptureMode mode) noexcept {
+  switch (mode) {
+    case cudaStreamCaptureModeGlobal: return "global";
+    case cudaStreamCaptureModeThreadLocal: return "thread-local";
+    case cudaStreamCaptureModeRelaxed: return "relaxed";
+  }
+  return "unknown";
+}
+
 /// Notes a capture about to begin on `stream` in `mode` on this thread (before
 /// cudaStreamBeginCapture: it may allocate).
 void note_capture_begun(cudaStream_t stream, cudaStreamCaptureMode mode);

@@ -4,7 +4,7 @@
 #ifndef STREAMLIKE_SRC_STREAMCHECK_CALL_SITE_HPP
 #define STREAMLIKE_SRC_STREAMCHECK_CALL_SITE_HPP
 
-#include "checker.hpp"
+#include "report.hpp"
 
 #include <string>
 

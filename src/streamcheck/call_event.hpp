@@ -1,0 +1,34 @@
+// streamcheck: one driver call as the checker sees it. Pure: no CUDA call, no CUPTI type.
+#ifndef STREAMLIKE_SRC_STREAMCHECK_CALL_EVENT_HPP
+#define STREAMLIKE_SRC_STREAMCHECK_CALL_EVENT_HPP
+
+#include "call_kind.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string_view>
+
+namespace streamlike::check {
+
+/// One driver call, as the CUPTI layer saw it.
+struct call_event {
+  call_kind kind = call_kind::other;
+  std::string_view api;      // the driver API's name, e.g. "cuLaunchKernel_ptsz"
+  bool has_stream = false;   // whether the call takes a stream (and `stream` is it)
+  std::uintptr_t stream = 0; // canonical_stream(api, the handle given)
+  int device = 0;            // the device of the call's context; -1: unknown (no wrong-stream report)
+  std::uint64_t thread = 0;  // the calling thread
+  // capture_begin: the capture's mode; capture_mode: the mode the thread switches to.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
+  bool blocking = true; // capture_begin, stream_create: whether the stream synchronizes with the legacy one
+  // capture_begin, capture_end and the calls noted after they return: whether the call succeeded.
+  bool succeeded = true;
+  // event_record, stream_wait, event_sync, event_destroy: the event; write_value, wait_value: the
+  // address of the memory word.
+  std::uintptr_t object = 0;
+};
+
+} // namespace streamlike::check
+
+#endif // STREAMLIKE_SRC_STREAMCHECK_CALL_EVENT_HPP
