@@ -28,7 +28,7 @@ std::string_view base_name(std::string_view api) noexcept {
 }
 
 // Exact names first: the calls whose name says nothing of what they are.
-constexpr std::array<std::pair<std::string_view, call_kind>, 31> exact{{
+constexpr std::array<std::pair<std::string_view, call_kind>, 50> exact{{
     {"cuLaunch", call_kind::launch},
     {"cuLaunchGrid", call_kind::launch},
     {"cuLaunchGridAsync", call_kind::launch},
@@ -38,30 +38,47 @@ constexpr std::array<std::pair<std::string_view, call_kind>, 31> exact{{
     {"cuLaunchCooperativeKernelMultiDevice", call_kind::launch},
     {"cuLaunchHostFunc", call_kind::host_function},
     {"cuStreamAddCallback", call_kind::host_function},
+    {"cuGraphLaunch", call_kind::graph_launch},
+    {"cuGraphUpload", call_kind::graph_upload},
+    {"cuMemAllocAsync", call_kind::alloc_async},
+    {"cuMemAllocFromPoolAsync", call_kind::alloc_async},
+    {"cuMemFreeAsync", call_kind::free_async},
+    {"cuMemPrefetchAsync", call_kind::prefetch},
+    {"cuMemPrefetchBatchAsync", call_kind::prefetch},
+    {"cuStreamWriteValue32", call_kind::write_value},
+    {"cuStreamWriteValue64", call_kind::write_value},
+    {"cuStreamWaitValue32", call_kind::wait_value},
+    {"cuStreamWaitValue64", call_kind::wait_value},
+    {"cuStreamBatchMemOp", call_kind::batch_mem_op},
     {"cuEventRecord", call_kind::event_record},
     {"cuEventRecordWithFlags", call_kind::event_record},
     {"cuStreamWaitEvent", call_kind::stream_wait},
-    {"cuGraphLaunch", call_kind::graph_launch},
+    {"cuStreamSynchronize", call_kind::stream_sync},
+    {"cuStreamQuery", call_kind::stream_query},
+    {"cuEventSynchronize", call_kind::event_sync},
+    {"cuEventQuery", call_kind::event_query},
+    {"cuCtxSynchronize", call_kind::ctx_sync},
+    {"cuMemAlloc", call_kind::alloc},
+    {"cuMemAllocPitch", call_kind::alloc},
+    {"cuMemAllocManaged", call_kind::alloc},
+    {"cuMemAllocHost", call_kind::alloc},
+    {"cuMemHostAlloc", call_kind::alloc},
+    {"cuArrayCreate", call_kind::alloc},
+    {"cuArray3DCreate", call_kind::alloc},
+    {"cuMipmappedArrayCreate", call_kind::alloc},
+    {"cuMemFree", call_kind::free},
+    {"cuMemFreeHost", call_kind::free},
+    {"cuArrayDestroy", call_kind::free},
+    {"cuMipmappedArrayDestroy", call_kind::free},
+    {"cuStreamCreate", call_kind::stream_create},
+    {"cuStreamCreateWithPriority", call_kind::stream_create},
+    {"cuGreenCtxStreamCreate", call_kind::stream_create},
+    {"cuStreamDestroy", call_kind::stream_destroy},
+    {"cuEventDestroy", call_kind::event_destroy},
     {"cuStreamBeginCapture", call_kind::capture_begin},
     {"cuStreamBeginCaptureToGraph", call_kind::capture_begin},
     {"cuStreamEndCapture", call_kind::capture_end},
     {"cuThreadExchangeStreamCaptureMode", call_kind::capture_mode},
-    // What a capture punishes (CUDA's "potentially unsafe" calls, and the allocations and copies
-    // that synchronize the device).
-    {"cuCtxSynchronize", call_kind::capture_punished},
-    {"cuStreamSynchronize", call_kind::capture_punished},
-    {"cuStreamQuery", call_kind::capture_punished},
-    {"cuEventSynchronize", call_kind::capture_punished},
-    {"cuEventQuery", call_kind::capture_punished},
-    {"cuMemAlloc", call_kind::capture_punished},
-    {"cuMemAllocPitch", call_kind::capture_punished},
-    {"cuMemAllocManaged", call_kind::capture_punished},
-    {"cuMemAllocHost", call_kind::capture_punished},
-    {"cuMemHostAlloc", call_kind::capture_punished},
-    {"cuMemFree", call_kind::capture_punished},
-    {"cuMemFreeHost", call_kind::capture_punished},
-    {"cuArrayCreate", call_kind::capture_punished},
-    {"cuArrayDestroy", call_kind::capture_punished},
 }};
 
 } // namespace
@@ -80,8 +97,8 @@ call_kind classify(std::string_view api) noexcept {
   else
     return call_kind::other;
   const bool async = ends_with(family, "Async");
-  if (starts_with(family, "Memcpy")) return async ? call_kind::async_copy : call_kind::capture_punished;
-  if (starts_with(family, "Memset")) return async ? call_kind::memset : call_kind::capture_punished;
+  if (starts_with(family, "Memcpy")) return async ? call_kind::async_copy : call_kind::sync_copy;
+  if (starts_with(family, "Memset")) return async ? call_kind::memset : call_kind::sync_memset;
   return call_kind::other;
 }
 
@@ -92,10 +109,28 @@ const char* kind_name(call_kind kind) noexcept {
     case call_kind::async_copy: return "async copy";
     case call_kind::memset: return "memset";
     case call_kind::host_function: return "host function";
+    case call_kind::graph_launch: return "graph launch";
+    case call_kind::alloc_async: return "stream-ordered allocation";
+    case call_kind::free_async: return "stream-ordered free";
+    case call_kind::prefetch: return "prefetch";
+    case call_kind::write_value: return "memory write";
+    case call_kind::graph_upload: return "graph upload";
     case call_kind::event_record: return "event record";
     case call_kind::stream_wait: return "stream wait";
-    case call_kind::graph_launch: return "graph launch";
-    case call_kind::capture_punished: return "capture-punished call";
+    case call_kind::wait_value: return "memory wait";
+    case call_kind::batch_mem_op: return "memory operations";
+    case call_kind::stream_sync: return "stream synchronization";
+    case call_kind::stream_query: return "stream query";
+    case call_kind::event_sync: return "event synchronization";
+    case call_kind::event_query: return "event query";
+    case call_kind::ctx_sync: return "context synchronization";
+    case call_kind::sync_copy: return "synchronous copy";
+    case call_kind::sync_memset: return "synchronous memset";
+    case call_kind::alloc: return "allocation";
+    case call_kind::free: return "free";
+    case call_kind::stream_create: return "stream creation";
+    case call_kind::stream_destroy: return "stream destruction";
+    case call_kind::event_destroy: return "event destruction";
     case call_kind::capture_begin: return "capture begin";
     case call_kind::capture_end: return "capture end";
     case call_kind::capture_mode: return "capture mode exchange";

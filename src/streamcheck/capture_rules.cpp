@@ -46,7 +46,7 @@ std::string capture_tracker::breaker(const call_event& e) const {
   if (!any()) [[likely]]
     return {};
   // While captures run, a launch or copy can break one only from the legacy default stream.
-  const bool punished = e.kind == call_kind::capture_punished;
+  const bool punished = capture_punished(e.kind);
   if (!punished && !(e.has_stream && e.stream == legacy_stream)) return {};
   const std::lock_guard lock(mutex_);
   if (punished) {

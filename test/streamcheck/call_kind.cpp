@@ -40,30 +40,44 @@ TEST_CASE("every kind of driver call is classified, whatever its version and per
       {"cuStreamWaitEvent_ptsz", call_kind::stream_wait},
       {"cuGraphLaunch", call_kind::graph_launch},
       {"cuGraphLaunch_ptsz", call_kind::graph_launch},
-      {"cuCtxSynchronize", call_kind::capture_punished},
-      {"cuCtxSynchronize_v2", call_kind::capture_punished}, // CUDA 13's, naming the context
-      {"cuStreamSynchronize", call_kind::capture_punished},
-      {"cuStreamSynchronize_ptsz", call_kind::capture_punished},
-      {"cuStreamQuery", call_kind::capture_punished},
-      {"cuEventSynchronize", call_kind::capture_punished},
-      {"cuEventQuery", call_kind::capture_punished},
-      {"cuMemAlloc_v2", call_kind::capture_punished},
-      {"cuMemAllocManaged", call_kind::capture_punished},
-      {"cuMemFree_v2", call_kind::capture_punished},
-      {"cuMemFreeHost", call_kind::capture_punished},
-      {"cuMemcpy", call_kind::capture_punished},
-      {"cuMemcpyHtoD_v2", call_kind::capture_punished},
-      {"cuMemcpyDtoH_v2_ptds", call_kind::capture_punished},
-      {"cuMemsetD8_v2", call_kind::capture_punished},
+      {"cuCtxSynchronize", call_kind::ctx_sync},
+      {"cuCtxSynchronize_v2", call_kind::ctx_sync}, // CUDA 13's, naming the context
+      {"cuStreamSynchronize", call_kind::stream_sync},
+      {"cuStreamSynchronize_ptsz", call_kind::stream_sync},
+      {"cuStreamQuery", call_kind::stream_query},
+      {"cuEventSynchronize", call_kind::event_sync},
+      {"cuEventQuery", call_kind::event_query},
+      {"cuMemAlloc_v2", call_kind::alloc},
+      {"cuMemAllocManaged", call_kind::alloc},
+      {"cuMemFree_v2", call_kind::free},
+      {"cuMemFreeHost", call_kind::free},
+      {"cuMemcpy", call_kind::sync_copy},
+      {"cuMemcpyHtoD_v2", call_kind::sync_copy},
+      {"cuMemcpyDtoH_v2_ptds", call_kind::sync_copy},
+      {"cuMemsetD8_v2", call_kind::sync_memset},
+      {"cuMemAllocAsync", call_kind::alloc_async},
+      {"cuMemAllocAsync_ptsz", call_kind::alloc_async},
+      {"cuMemAllocFromPoolAsync_ptsz", call_kind::alloc_async},
+      {"cuMemFreeAsync", call_kind::free_async},
+      {"cuMemPrefetchAsync_v2_ptsz", call_kind::prefetch},
+      {"cuStreamWriteValue32_v2", call_kind::write_value},
+      {"cuStreamWriteValue64_ptsz", call_kind::write_value},
+      {"cuStreamWaitValue32_v2_ptsz", call_kind::wait_value},
+      {"cuStreamWaitValue64", call_kind::wait_value},
+      {"cuStreamBatchMemOp_v2", call_kind::batch_mem_op},
+      {"cuGraphUpload_ptsz", call_kind::graph_upload},
+      {"cuStreamCreate", call_kind::stream_create},
+      {"cuStreamCreateWithPriority", call_kind::stream_create},
+      {"cuGreenCtxStreamCreate", call_kind::stream_create},
+      {"cuStreamDestroy_v2", call_kind::stream_destroy},
+      {"cuEventDestroy_v2", call_kind::event_destroy},
       {"cuStreamBeginCapture", call_kind::capture_begin},
       {"cuStreamBeginCapture_v2_ptsz", call_kind::capture_begin},
       {"cuStreamBeginCaptureToGraph", call_kind::capture_begin},
       {"cuStreamEndCapture", call_kind::capture_end},
       {"cuStreamEndCapture_ptsz", call_kind::capture_end},
       {"cuThreadExchangeStreamCaptureMode", call_kind::capture_mode},
-      // Not checked: async allocation is capturable, and queries of attributes are not punished.
-      {"cuMemAllocAsync", call_kind::other},
-      {"cuMemFreeAsync_ptsz", call_kind::other},
+      // Not checked: queries of attributes are not punished and order nothing.
       {"cuStreamGetFlags", call_kind::other},
       {"cuStreamIsCapturing", call_kind::other},
       {"cuCtxGetDevice", call_kind::other},
@@ -99,10 +113,31 @@ TEST_CASE("only calls that work on their stream are judged against the current s
   CHECK(works_on_stream(call_kind::memset));
   CHECK(works_on_stream(call_kind::host_function));
   CHECK(works_on_stream(call_kind::graph_launch));
+  CHECK(works_on_stream(call_kind::alloc_async));
+  CHECK(works_on_stream(call_kind::free_async));
+  CHECK(works_on_stream(call_kind::prefetch));
+  CHECK(works_on_stream(call_kind::write_value));
+  CHECK_FALSE(works_on_stream(call_kind::graph_upload));
+  CHECK_FALSE(works_on_stream(call_kind::wait_value));
   CHECK_FALSE(works_on_stream(call_kind::event_record));
   CHECK_FALSE(works_on_stream(call_kind::stream_wait));
-  CHECK_FALSE(works_on_stream(call_kind::capture_punished));
+  CHECK_FALSE(works_on_stream(call_kind::stream_sync));
   CHECK_FALSE(works_on_stream(call_kind::capture_begin));
+}
+
+TEST_CASE("the calls a capture can punish whatever stream they name: syncs, queries, allocations, sync copies") {
+  using streamlike::check::capture_punished;
+  for (const call_kind punished :
+       {call_kind::stream_sync, call_kind::stream_query, call_kind::event_sync, call_kind::event_query,
+        call_kind::ctx_sync, call_kind::sync_copy, call_kind::sync_memset, call_kind::alloc, call_kind::free}) {
+    CAPTURE(streamlike::check::kind_name(punished));
+    CHECK(capture_punished(punished));
+  }
+  for (const call_kind not_punished : {call_kind::launch, call_kind::alloc_async, call_kind::event_record,
+                                       call_kind::stream_wait, call_kind::stream_create, call_kind::other}) {
+    CAPTURE(streamlike::check::kind_name(not_punished));
+    CHECK_FALSE(capture_punished(not_punished));
+  }
 }
 
 TEST_CASE("the calls that begin, end or change the mode of captures are the ones a pause still follows") {
@@ -112,7 +147,7 @@ TEST_CASE("the calls that begin, end or change the mode of captures are the ones
   CHECK(follows_captures(call_kind::capture_mode));
   for (const call_kind other :
        {call_kind::other, call_kind::launch, call_kind::async_copy, call_kind::memset, call_kind::host_function,
-        call_kind::event_record, call_kind::stream_wait, call_kind::graph_launch, call_kind::capture_punished}) {
+        call_kind::event_record, call_kind::stream_wait, call_kind::graph_launch, call_kind::stream_sync}) {
     CAPTURE(static_cast<int>(other));
     CHECK_FALSE(follows_captures(other));
   }
