@@ -22,8 +22,11 @@ struct call_event {
   // capture_begin: the capture's mode; capture_mode: the mode the thread switches to.
   cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
   bool blocking = true; // capture_begin, stream_create: whether the stream synchronizes with the legacy one
-  // capture_begin, capture_end and the calls noted after they return: whether the call succeeded.
+  // Seen after the call returned (noted_after kinds), not before it runs; then whether it succeeded.
+  bool returned = false;
   bool succeeded = true;
+  // stream_create: the code that made the stream is a library that orders its own streams.
+  bool library_stream = false;
   // event_record, stream_wait, event_sync, event_destroy: the event; write_value, wait_value: the
   // address of the memory word.
   std::uintptr_t object = 0;

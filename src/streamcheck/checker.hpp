@@ -3,7 +3,8 @@
 // work not ordered with the current stream and of calls that break an active capture.
 // Pure: no CUDA call, no CUPTI type; the CUPTI layer (cupti_injection.cpp) feeds it, the host test
 // (test/streamcheck/checker.cpp) feeds it synthetic events. The parts: capture_rules (the captures
-// and CUDA's rules for them), report_log (dedup, allow-list, summary).
+// and CUDA's rules for them), report_log (dedup, allow-list, summary), stream_order
+// (the order CUDA gives the streams' work).
 #ifndef STREAMLIKE_SRC_STREAMCHECK_CHECKER_HPP
 #define STREAMLIKE_SRC_STREAMCHECK_CHECKER_HPP
 
@@ -13,9 +14,11 @@
 #include "options.hpp"
 #include "report.hpp"
 #include "report_log.hpp"
+#include "stream_order.hpp"
 #include "world.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,9 +31,16 @@ public:
   checker& operator=(const checker&) = delete;
 
   using verdict = check::verdict;
-  /// The decision on one call, made before the call runs (capture_begin and capture_end: after it,
-  /// with `succeeded`). A new report goes to the sink given to on_report.
+  /// The decision on one call, made before the call runs; or, with event.returned, what the call
+  /// taught once it returned (noted_after kinds, with `succeeded`). A new report goes to the sink
+  /// given to on_report.
   verdict on_call(const call_event& event);
+
+  /// A thread exited: a new thread given its id inherits nothing of it.
+  void forget_thread(std::uint64_t thread);
+  /// Calls went unseen (a pause): the order known so far is taken as complete, so that nothing the
+  /// checker did not see is reported.
+  void calls_went_unseen();
 
   /// Called with each report the first time its call site is seen (not for allowed ones).
   void on_report(void (*sink)(void* context, const report& r), void* context) noexcept {
@@ -50,10 +60,12 @@ public:
 private:
   verdict check_stream(const call_event& e);
   verdict check_capture(const call_event& e);
+  void note_returned(const call_event& e);
 
   options options_;
   world world_;
   capture_tracker captures_;
+  stream_order order_;
   report_log log_;
 };
 

@@ -33,13 +33,16 @@ options parse_options(const char* check, const char* output, const char* json, c
     for (std::string_view item : split(check)) {
       if (item == "wrong-stream")
         o.wrong_stream = true;
+      else if (item == "wrong-stream=strict")
+        o.wrong_stream = o.strict_stream = true;
       else if (item == "capture")
         o.capture = true;
       else if (item == "all" || item == "1")
         o.wrong_stream = o.capture = true;
       else if (item == "0" || item == "off") {
       } else
-        bad("STREAMLIKE_CHECK", check, "a comma-separated list of wrong-stream, capture, all (or off)");
+        bad("STREAMLIKE_CHECK", check,
+            "a comma-separated list of wrong-stream (or wrong-stream=strict), capture, all (or off)");
     }
   }
   if (output != nullptr) o.output = output;

@@ -17,6 +17,7 @@ struct allow_entry {
 struct options {
   bool wrong_stream = false;      // STREAMLIKE_CHECK contains wrong-stream (or all)
   bool capture = false;           // STREAMLIKE_CHECK contains capture (or all)
+  bool strict_stream = false;     // wrong-stream=strict: any stream but the current one, ordered or not
   std::string output;             // STREAMLIKE_CHECK_OUTPUT: the reports' file; empty: stderr
   std::string json;               // STREAMLIKE_CHECK_JSON: a JSON summary written at exit
   bool fail = false;              // STREAMLIKE_CHECK_FAIL=1: exit status 1 if anything was reported

@@ -73,6 +73,8 @@ call_event call(std::string_view api, std::uintptr_t handle, std::uint64_t threa
   e.stream = canonical_stream(api, handle);
   e.thread = thread;
   e.device = device;
+  // What the checker can know only once the call returned.
+  e.returned = !judged_before(e.kind);
   return e;
 }
 
@@ -128,10 +130,12 @@ TEST_CASE("wrong stream: a launch on one framework's stream while the others agr
   fixture f;
   f.process.current[0] = side;
   f.process.answers = "set by torch, while cupy names 0x8000";
+  CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine); // work the next does not wait for
   CHECK(f.check.on_call(call("cuLaunchKernel", other)) == checker::verdict::reported);
   REQUIRE(f.process.sunk.size() == 1);
-  CHECK(f.process.sunk[0].why.find("current stream on device 0 is 0x7000 (streamlike::current_stream()); set by "
-                                   "torch, while cupy names 0x8000") != std::string::npos);
+  CHECK(f.process.sunk[0].why.find("current stream on device 0 is 0x7000 (streamlike::current_stream())") !=
+        std::string::npos);
+  CHECK(f.process.sunk[0].why.find("; set by torch, while cupy names 0x8000") != std::string::npos);
 }
 
 TEST_CASE("wrong stream: every call that works on a stream, on the per-thread default or another stream") {
@@ -140,6 +144,7 @@ TEST_CASE("wrong stream: every call that works on a stream, on the per-thread de
     CAPTURE(api);
     fixture f;
     f.process.current[0] = side;
+    CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine);
     CHECK(f.check.on_call(call(api, other)) == checker::verdict::reported);
     // 0 in a per-thread entry point is the per-thread default stream, not the current one either.
     f.process.site = 2;
@@ -228,7 +233,7 @@ TEST_CASE("capture breaker: a synchronization while this thread's global capture
   CHECK(r.what == report::kind::capture_breaker);
   CHECK(r.api == "cuCtxSynchronize");
   const std::string text = format(r);
-  CHECK(text.find("capture breaker: cuCtxSynchronize (capture-punished call)") != std::string::npos);
+  CHECK(text.find("capture breaker: cuCtxSynchronize (context synchronization)") != std::string::npos);
   CHECK(text.find("a capture of stream 0x7000 in global mode begun by this thread") != std::string::npos);
   CHECK(text.find("global capture interaction mode") != std::string::npos);
   CHECK(text.find("at graph.py:7") != std::string::npos);
@@ -417,4 +422,163 @@ TEST_CASE("calls from many threads: one report per call site, every call counted
   CHECK(f.process.sunk.size() == 1);
   f.process.site = 2;
   CHECK(f.check.on_call(no_stream_call("cuCtxSynchronize")) == checker::verdict::fine); // every capture ended
+}
+
+namespace {
+
+call_event made(std::uintptr_t stream, bool blocking, bool library_stream = false) {
+  call_event e = call("cuStreamCreate", stream);
+  e.blocking = blocking;
+  e.library_stream = library_stream;
+  return e;
+}
+
+call_event on_event(std::string_view api, std::uintptr_t stream, std::uintptr_t event) {
+  call_event e = call(api, stream);
+  e.object = event;
+  return e;
+}
+
+call_event returned(call_event e) {
+  e.returned = true;
+  return e;
+}
+
+} // namespace
+
+TEST_CASE("order: a side stream forked from and joined to the current stream is a correct program") {
+  fixture f;
+  f.process.current[0] = side;
+  f.check.on_call(made(side, false));
+  f.check.on_call(made(other, false));
+  CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine);
+  // s2.wait_stream(s1): an event recorded on the current stream, waited on by the side stream.
+  f.check.on_call(on_event("cuEventRecord", side, 0xe1));
+  f.check.on_call(on_event("cuStreamWaitEvent", other, 0xe1));
+  CHECK(f.check.on_call(call("cuLaunchKernel", other)) == checker::verdict::fine);
+  CHECK(f.check.on_call(call("cuMemcpyAsync", other)) == checker::verdict::fine);
+  // s1.wait_stream(s2), then the next round forgets to fork: that launch is reported.
+  f.check.on_call(on_event("cuEventRecord", other, 0xe2));
+  f.check.on_call(on_event("cuStreamWaitEvent", side, 0xe2));
+  CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine);
+  f.process.site = 2;
+  CHECK(f.check.on_call(call("cuLaunchKernel", other)) == checker::verdict::reported);
+  REQUIRE(f.process.sunk.size() == 1);
+  CHECK(f.process.sunk[0].why.find("nothing orders this call after the 1 call(s) queued there") != std::string::npos);
+  CHECK(f.process.sunk[0].why.find("wait_stream") != std::string::npos);
+}
+
+TEST_CASE("order: the host's synchronization orders what it queues next") {
+  fixture f;
+  f.process.current[0] = side;
+  f.check.on_call(made(side, false));
+  f.check.on_call(made(other, false));
+  for (std::string_view sync : {"cuStreamSynchronize", "cuCtxSynchronize"}) {
+    CAPTURE(sync);
+    CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine);
+    // Judged before it runs (a capture breaker or not), it orders only once it returned.
+    CHECK(f.check.on_call(call(sync, side)) == checker::verdict::fine);
+    CHECK(f.check.on_call(returned(call(sync, side))) == checker::verdict::fine);
+    CHECK(f.check.on_call(call("cuLaunchKernel", other)) == checker::verdict::fine);
+  }
+  // A failed synchronization orders nothing.
+  CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine);
+  call_event failed = returned(call("cuStreamSynchronize", side));
+  failed.succeeded = false;
+  f.check.on_call(failed);
+  CHECK(f.check.on_call(call("cuLaunchKernel", other)) == checker::verdict::reported);
+}
+
+TEST_CASE("order: the default streams stay reported unless something orders them with the current stream") {
+  SUBCASE("a non-blocking current stream: legacy work is reported, even before anything was queued on it") {
+    fixture f;
+    f.process.current[0] = side;
+    f.check.on_call(made(side, false));
+    CHECK(f.check.on_call(call("cuLaunchKernel", 0)) == checker::verdict::reported);
+    REQUIRE(f.process.sunk.size() == 1);
+    CHECK(f.process.sunk[0].why.find("nothing orders this call with it. Pass the current stream") != std::string::npos);
+  }
+  SUBCASE("a blocking current stream: the legacy stream's implicit synchronization orders it") {
+    fixture f;
+    f.process.current[0] = side;
+    f.check.on_call(made(side, true));
+    CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine);
+    // Not the per-thread default stream, which synchronizes with the legacy stream only.
+    CHECK(f.check.on_call(call("cuLaunchKernel_ptsz", 0)) == checker::verdict::reported);
+    f.process.site = 2;
+    CHECK(f.check.on_call(call("cuLaunchKernel", 0)) == checker::verdict::fine);
+    // Which, once the legacy stream's work came after the current stream's, comes after both.
+    CHECK(f.check.on_call(call("cuLaunchKernel_ptsz", 0)) == checker::verdict::fine);
+  }
+  SUBCASE("the current stream's work synchronized by the host first") {
+    fixture f;
+    f.process.current[0] = side;
+    f.check.on_call(made(side, false));
+    CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine);
+    f.check.on_call(returned(call("cuStreamSynchronize", side)));
+    CHECK(f.check.on_call(call("cuMemsetD8Async", 0)) == checker::verdict::fine);
+  }
+  SUBCASE("stream-ordered allocation and free on the legacy stream") {
+    fixture f;
+    f.process.current[0] = side;
+    f.check.on_call(made(side, false));
+    CHECK(f.check.on_call(call("cuMemAllocAsync", side)) == checker::verdict::fine);
+    CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine);
+    CHECK(f.check.on_call(call("cuMemFreeAsync", 0)) == checker::verdict::reported);
+    CHECK(f.process.sunk.at(0).call == call_kind::free_async);
+  }
+}
+
+TEST_CASE("order: a library that orders its own streams is not judged on them; strict mode judges all") {
+  for (const bool strict : {false, true}) {
+    CAPTURE(strict);
+    fixture f(parse_options(strict ? "wrong-stream=strict,capture" : "all", nullptr, nullptr, nullptr, nullptr));
+    f.process.current[0] = side;
+    f.check.on_call(made(side, false));
+    f.check.on_call(made(other, false, /*library_stream=*/true)); // cuDNN's, NCCL's, XLA's
+    f.check.on_call(made(0x9000, false));
+    CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine);
+    CHECK(f.check.on_call(call("cuMemsetD8Async", other)) ==
+          (strict ? checker::verdict::reported : checker::verdict::fine));
+    // The same library stream ordered by events, and another stream no library made.
+    f.process.site = 2;
+    CHECK(f.check.on_call(call("cuLaunchKernel", 0x9000)) == checker::verdict::reported);
+    // Strict: any stream but the current one, ordered or not, as before the order was followed.
+    f.check.on_call(on_event("cuEventRecord", side, 0xe1));
+    f.check.on_call(on_event("cuStreamWaitEvent", 0x9000, 0xe1));
+    f.process.site = 3;
+    CHECK(f.check.on_call(call("cuLaunchKernel", 0x9000)) ==
+          (strict ? checker::verdict::reported : checker::verdict::fine));
+  }
+}
+
+TEST_CASE("order: an exited thread's waits are not inherited by a new thread given its id") {
+  fixture f;
+  f.process.current[0] = side;
+  f.check.on_call(made(side, false));
+  f.check.on_call(made(other, false));
+  CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine);
+  f.check.on_call(returned(call("cuStreamSynchronize", side, worker)));
+  f.check.forget_thread(worker);
+  CHECK(f.check.on_call(call("cuLaunchKernel", other, worker)) == checker::verdict::reported);
+}
+
+TEST_CASE("order: after calls went unseen (a pause), nothing queued before is reported") {
+  fixture f;
+  f.process.current[0] = side;
+  f.check.on_call(made(side, false));
+  f.check.on_call(made(other, false));
+  CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine);
+  f.check.calls_went_unseen();
+  CHECK(f.check.on_call(call("cuLaunchKernel", other)) == checker::verdict::fine);
+}
+
+TEST_CASE("order: memory words written by one stream and waited on by another order them") {
+  fixture f;
+  f.process.current[0] = side;
+  f.check.on_call(made(side, false));
+  f.check.on_call(made(other, false));
+  CHECK(f.check.on_call(on_event("cuStreamWriteValue32_v2", side, 0x5000)) == checker::verdict::fine);
+  CHECK(f.check.on_call(on_event("cuStreamWaitValue32_v2", other, 0x5000)) == checker::verdict::fine);
+  CHECK(f.check.on_call(call("cuLaunchKernel", other)) == checker::verdict::fine);
 }

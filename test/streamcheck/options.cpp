@@ -22,7 +22,13 @@ TEST_CASE("unset means off: nothing to check") {
 TEST_CASE("STREAMLIKE_CHECK picks the checks") {
   const auto ws = parse_options("wrong-stream", nullptr, nullptr, nullptr, nullptr);
   CHECK(ws.wrong_stream);
+  CHECK_FALSE(ws.strict_stream); // judged by order
   CHECK_FALSE(ws.capture);
+  const auto strict = parse_options("wrong-stream=strict,capture", nullptr, nullptr, nullptr, nullptr);
+  CHECK(strict.wrong_stream);
+  CHECK(strict.strict_stream);
+  CHECK(strict.capture);
+  CHECK_FALSE(parse_options("all", nullptr, nullptr, nullptr, nullptr).strict_stream);
   const auto c = parse_options("capture", nullptr, nullptr, nullptr, nullptr);
   CHECK(c.capture);
   CHECK_FALSE(c.wrong_stream);
@@ -59,7 +65,10 @@ TEST_CASE("a value the checker cannot read is named with what was expected") {
   };
   const std::string check = message([] { (void)parse_options("wrong_stream", nullptr, nullptr, nullptr, nullptr); });
   CHECK(check.find("STREAMLIKE_CHECK='wrong_stream'") != std::string::npos);
-  CHECK(check.find("wrong-stream, capture, all") != std::string::npos);
+  CHECK(check.find("wrong-stream (or wrong-stream=strict), capture, all") != std::string::npos);
+  const std::string strict =
+      message([] { (void)parse_options("wrong-stream=loose", nullptr, nullptr, nullptr, nullptr); });
+  CHECK(strict.find("STREAMLIKE_CHECK='wrong-stream=loose'") != std::string::npos);
   const std::string fail = message([] { (void)parse_options("all", nullptr, nullptr, "yes", nullptr); });
   CHECK(fail.find("STREAMLIKE_CHECK_FAIL='yes'") != std::string::npos);
   const std::string allow = message([] { (void)parse_options("all", nullptr, nullptr, nullptr, "nccl"); });

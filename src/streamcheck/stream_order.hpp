@@ -1,0 +1,125 @@
+// streamcheck: the order CUDA gives the work of a process's streams, followed call by call
+// (docs/streamcheck.md, "The rule: order"). Each stream carries a vector clock: how many calls of
+// every stream it is known to come after. Work queued on a stream advances its own entry; an
+// event records a stream's clock and a wait on it joins that clock into the waiting stream; the
+// host joins what it waited for (stream, event and context synchronization, synchronous copies)
+// and passes it on to the work it queues next; the legacy default stream and the blocking streams
+// of its context join each other (CUDA's implicit synchronization); memory words written and
+// waited on in stream order (cuStreamWriteValue/WaitValue) order like events. Pure: no CUDA call,
+// no CUPTI type.
+#ifndef STREAMLIKE_SRC_STREAMCHECK_STREAM_ORDER_HPP
+#define STREAMLIKE_SRC_STREAMCHECK_STREAM_ORDER_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace streamlike::check {
+
+/// A stream as the order knows it: a canonical handle (call_kind.hpp: 0x1 the legacy default
+/// stream, 0x2 the per-thread one), the device of the call's context (the default streams are one
+/// per context) and the calling thread (the per-thread default stream is one per thread).
+struct stream_at {
+  std::uintptr_t stream = 0;
+  int device = 0;
+  std::uint64_t thread = 0;
+};
+
+class stream_order {
+public:
+  /// What a call queued on a stream learned of its order with the current stream.
+  struct judgment {
+    bool ordered = true;           // everything queued on the current stream comes before it
+    std::uint64_t unseen = 0;      // how many of the current stream's calls it does not come after
+    bool current_has_work = false; // whether anything was queued on the current stream at all
+    bool implicit = false;         // ordered by the legacy stream's implicit synchronization only
+    bool library_stream = false;   // the stream was made by a library that orders its own streams
+  };
+
+  /// A stream was made: `blocking` unless made CU_STREAM_NON_BLOCKING; `library_stream` when the
+  /// code that made it is a library that orders its own streams (NCCL, cuDNN, XLA, ...).
+  void stream_created(std::uintptr_t stream, int device, bool blocking, bool library_stream);
+  /// A stream was destroyed: its handle may be made again, as a new stream.
+  void stream_destroyed(std::uintptr_t stream);
+
+  /// Work queued on `on` by `on.thread`: advances the stream. With `current` (the calling thread's
+  /// current stream, when it is another, non-default stream) it says whether the work comes after
+  /// all of `current`'s.
+  judgment queue(const stream_at& on, const stream_at* current);
+
+  void event_recorded(std::uintptr_t event, const stream_at& on);
+  void event_waited(std::uintptr_t event, const stream_at& waiting);
+  void event_destroyed(std::uintptr_t event);
+  /// cuStreamWriteValue*: `address` is written after the work queued on `on` so far.
+  void value_written(std::uintptr_t address, const stream_at& on);
+  /// cuStreamWaitValue*: `waiting` waits for a value at `address` (taken to be the last written).
+  void value_waited(std::uintptr_t address, const stream_at& waiting);
+
+  /// The host thread waited, successfully, for a stream, an event or every stream of a device.
+  void host_waited_stream(std::uint64_t thread, const stream_at& stream);
+  void host_waited_event(std::uint64_t thread, std::uintptr_t event);
+  void host_waited_device(std::uint64_t thread, int device);
+
+  /// A thread exited: its host clock and its per-thread default streams are forgotten, so a new
+  /// thread given the same id inherits nothing.
+  void forget_thread(std::uint64_t thread);
+  /// Calls went unseen (a pause): everything queued so far is taken to be ordered, so that nothing
+  /// unseen is reported.
+  void assume_all_ordered();
+
+  /// How many streams the order follows now (for tests).
+  [[nodiscard]] std::size_t streams() const;
+
+private:
+  using clock = std::vector<std::uint64_t>; // stream index -> calls known to come before
+
+  struct stream_state {
+    std::size_t index = 0; // this stream's entry in every clock: never reused
+    int device = 0;
+    bool blocking = true;
+    bool library_stream = false;
+    bool legacy = false;
+    clock known;                         // known[index]: the calls queued on it
+    std::uint64_t host_thread = 0;       // the host clock last joined: its thread and generation
+    std::uint64_t host_generation = 0;   //
+    std::uint64_t legacy_seen = 0;       // the legacy stream's calls last joined (blocking streams)
+  };
+  struct host_state {
+    clock known;
+    std::uint64_t generation = 0;
+  };
+  struct key {
+    std::uintptr_t stream;
+    int device;
+    std::uint64_t thread;
+    bool operator==(const key&) const = default;
+  };
+  struct key_hash {
+    std::size_t operator()(const key& k) const noexcept {
+      return std::hash<std::uintptr_t>()(k.stream) ^ (std::hash<std::uint64_t>()(k.thread) << 1) ^
+             static_cast<std::size_t>(k.device) * 0x9e3779b97f4a7c15ull;
+    }
+  };
+
+  static key key_of(const stream_at& s) noexcept;
+  stream_state& state(const stream_at& s);      // made on first sight; lock held
+  const stream_state* find(const stream_at& s) const;
+  void catch_up(stream_state& s, std::uint64_t thread); // the host's and the legacy stream's order
+  static void join(clock& into, const clock& from);
+  static std::uint64_t entry(const clock& c, std::size_t index) noexcept {
+    return index < c.size() ? c[index] : 0;
+  }
+
+  mutable std::mutex mutex_;
+  std::size_t next_index_ = 0;
+  std::unordered_map<key, stream_state, key_hash> streams_;
+  std::unordered_map<std::uintptr_t, clock> events_; // event -> the clock it recorded
+  std::unordered_map<std::uintptr_t, clock> values_; // memory word -> the clock of its last write
+  std::unordered_map<std::uint64_t, host_state> hosts_;
+};
+
+} // namespace streamlike::check
+
+#endif // STREAMLIKE_SRC_STREAMCHECK_STREAM_ORDER_HPP
