@@ -170,4 +170,16 @@ bool use_python_frames() noexcept {
   return true;
 }
 
+std::string calling_library() {
+  void* addresses[24];
+  const int n = backtrace(addresses, 24);
+  for (int i = 0; i < n; ++i) {
+    Dl_info info{};
+    if (dladdr(addresses[i], &info) == 0 || info.dli_fname == nullptr) continue;
+    if (is_own_library(info) || is_cuda_library(info.dli_fname)) continue;
+    return info.dli_fname;
+  }
+  return {};
+}
+
 } // namespace streamlike::check

@@ -16,6 +16,10 @@ void take_call_site(void* context, call_site& site);
 /// driver, the shared CUDA runtime and this library left out.
 void symbolize(void* context, call_site& site);
 
+/// The path of the shared object (or program) whose code made the CUDA call under way: the first
+/// caller outside CUPTI, the CUDA driver and runtime, and this library. Empty if none is found.
+[[nodiscard]] std::string calling_library();
+
 /// The calling thread's Python location as a report would name it ("file.py:12"): with the GIL
 /// held, or released around the CUDA call (it is taken back for the look). Empty on a thread
 /// Python never ran on, during finalization, or before use_python_frames().

@@ -7,6 +7,7 @@
 #include "call_site.hpp"
 #include "cupti_params.hpp"
 #include "checker.hpp"
+#include "library_streams.hpp"
 #include "options.hpp"
 #include "stream_blocking.hpp"
 
@@ -110,13 +111,44 @@ thread_local bool inside = false; // the checker's own CUDA calls (a provider's)
 thread_local CUstream stream_entering_capture = nullptr;
 thread_local bool stream_entering_capture_blocking = true;
 
+// Tells the checker when a thread that made driver calls exits, so that a new thread given its id
+// inherits nothing of it.
+struct thread_exit_watch {
+  bool armed = false;
+  ~thread_exit_watch() {
+    if (armed && the_checker != nullptr) {
+      inside = true;
+      the_checker->forget_thread(this_thread());
+    }
+  }
+};
+thread_local thread_exit_watch exit_watch;
+
+void judge(const call_event& e) noexcept {
+  try {
+    the_checker->on_call(e);
+  } catch (...) { // out of memory for a report: nothing may leave a CUPTI callback
+  }
+}
+
+// cuStreamBatchMemOp: each wait and write of a memory word, as the calls of their own they stand for.
+struct batch_context {
+  call_event* e;
+};
+void judge_memory_op(void* context, bool writes, std::uintptr_t address) {
+  call_event op = *static_cast<batch_context*>(context)->e;
+  op.kind = writes ? call_kind::write_value : call_kind::wait_value;
+  op.object = address;
+  judge(op);
+}
+
 void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API || inside || cbid >= kind_of_cbid.size()) return;
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   call_event e;
   e.kind = kind_of_cbid[cbid];
-  const bool after = cb->callbackSite == CUPTI_API_EXIT;
-  if (e.kind == call_kind::capture_begin && !after) {
+  e.returned = cb->callbackSite == CUPTI_API_EXIT;
+  if (e.kind == call_kind::capture_begin && !e.returned) {
     inside = true;
     CUstream stream = nullptr;
     (void)stream_of(cbid, cb->functionParams, &stream);
@@ -125,24 +157,31 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
     inside = false;
     return;
   }
-  // Captures and mode changes are noted once done (with their result); everything else is judged
-  // before it runs.
-  const bool noted_after = e.kind == call_kind::capture_begin || e.kind == call_kind::capture_end;
-  if (after != noted_after) return;
+  // Each call is judged before it runs; some are also (or only) noted once they returned.
+  if (e.returned ? !noted_after(e.kind) : !judged_before(e.kind)) return;
   inside = true;
+  exit_watch.armed = true;
   e.api = cb->functionName != nullptr ? cb->functionName : "";
   e.thread = this_thread();
   e.device = device_of(cb->context);
   CUstream stream = nullptr;
   e.has_stream = stream_of(cbid, cb->functionParams, &stream);
-  e.stream = canonical_stream(e.api, reinterpret_cast<std::uintptr_t>(stream));
-  if (after && cb->functionReturnValue != nullptr) {
+  e.object = object_of(cbid, cb->functionParams);
+  if (e.returned && cb->functionReturnValue != nullptr) {
     const CUresult result = *static_cast<const CUresult*>(cb->functionReturnValue);
     // An end capture that failed (an invalidated capture) still ended it, unless made from the
     // wrong thread.
     e.succeeded =
         e.kind == call_kind::capture_end ? result != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD : result == CUDA_SUCCESS;
   }
+  if (e.kind == call_kind::stream_create) {
+    unsigned int flags = 0;
+    e.has_stream = e.succeeded && created_stream_of(cbid, cb->functionParams, &stream, &flags);
+    e.succeeded = e.has_stream;
+    e.blocking = (flags & CU_STREAM_NON_BLOCKING) == 0;
+    e.library_stream = e.has_stream && orders_its_own_streams(calling_library());
+  }
+  e.stream = canonical_stream(e.api, reinterpret_cast<std::uintptr_t>(stream));
   if (e.kind == call_kind::capture_begin) {
     e.mode = capture_mode_of(cbid, cb->functionParams);
     // A non-blocking stream does not synchronize with the legacy one: known from the entry.
@@ -155,9 +194,12 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
     else
       e.mode = static_cast<cudaStreamCaptureMode>(*p->mode);
   }
-  try {
-    the_checker->on_call(e);
-  } catch (...) { // out of memory for a report: nothing may leave a CUPTI callback
+  if (e.kind == call_kind::batch_mem_op) {
+    batch_context context{&e};
+    judge(e); // the capture rules see the call itself
+    (void)for_each_memory_op(cbid, cb->functionParams, judge_memory_op, &context);
+  } else {
+    judge(e);
   }
   inside = false;
 }
@@ -319,7 +361,10 @@ extern "C" __attribute__((visibility("default"))) int streamlike_check_set_pause
   using namespace streamlike::check;
   if (the_checker == nullptr || subscriber == nullptr) return -1;
   const std::lock_guard lock(pausing);
-  return switch_checked_calls(paused == 0);
+  const int switched = switch_checked_calls(paused == 0);
+  // What the pause kept from the checker's sight: nothing queued before is taken to be unordered.
+  if (paused == 0) the_checker->calls_went_unseen();
+  return switched;
 }
 
 /// Whether the checker is subscribed (1), off (0), or failed to start (-1): for streamlike.check.

@@ -165,7 +165,9 @@ void stream_order::host_waited_device(std::uint64_t thread, int device) {
 void stream_order::forget_thread(std::uint64_t thread) {
   const std::lock_guard lock(mutex_);
   hosts_.erase(thread);
-  std::erase_if(streams_, [&](const auto& item) { return item.first.stream == per_thread_stream && item.first.thread == thread; });
+  std::erase_if(streams_, [&](const auto& item) {
+    return item.first.stream == per_thread_stream && item.first.thread == thread;
+  });
 }
 
 void stream_order::assume_all_ordered() {

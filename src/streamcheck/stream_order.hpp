@@ -81,10 +81,10 @@ private:
     bool blocking = true;
     bool library_stream = false;
     bool legacy = false;
-    clock known;                         // known[index]: the calls queued on it
-    std::uint64_t host_thread = 0;       // the host clock last joined: its thread and generation
-    std::uint64_t host_generation = 0;   //
-    std::uint64_t legacy_seen = 0;       // the legacy stream's calls last joined (blocking streams)
+    clock known;                       // known[index]: the calls queued on it
+    std::uint64_t host_thread = 0;     // the host clock last joined: its thread and generation
+    std::uint64_t host_generation = 0; //
+    std::uint64_t legacy_seen = 0;     // the legacy stream's calls last joined (blocking streams)
   };
   struct host_state {
     clock known;
@@ -104,13 +104,11 @@ private:
   };
 
   static key key_of(const stream_at& s) noexcept;
-  stream_state& state(const stream_at& s);      // made on first sight; lock held
+  stream_state& state(const stream_at& s); // made on first sight; lock held
   const stream_state* find(const stream_at& s) const;
   void catch_up(stream_state& s, std::uint64_t thread); // the host's and the legacy stream's order
   static void join(clock& into, const clock& from);
-  static std::uint64_t entry(const clock& c, std::size_t index) noexcept {
-    return index < c.size() ? c[index] : 0;
-  }
+  static std::uint64_t entry(const clock& c, std::size_t index) noexcept { return index < c.size() ? c[index] : 0; }
 
   mutable std::mutex mutex_;
   std::size_t next_index_ = 0;

@@ -1,5 +1,6 @@
 // streamcheck's classification of driver calls and its canonical default stream (no GPU).
 #include "../../src/streamcheck/call_kind.hpp"
+#include "../../src/streamcheck/library_streams.hpp"
 
 #include <doctest/doctest.h>
 
@@ -150,5 +151,23 @@ TEST_CASE("the calls that begin, end or change the mode of captures are the ones
         call_kind::event_record, call_kind::stream_wait, call_kind::graph_launch, call_kind::stream_sync}) {
     CAPTURE(static_cast<int>(other));
     CHECK_FALSE(follows_captures(other));
+  }
+}
+
+TEST_CASE("the libraries that order their own streams, by the file that made the stream") {
+  using streamlike::check::orders_its_own_streams;
+  for (const char* library :
+       {"/usr/lib/x86_64-linux-gnu/libnccl.so.2",
+        "/venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn_engines_precompiled.so.9",
+        "/usr/local/cuda/lib64/libcublasLt.so.13", "libcufft.so.12", "/venv/site-packages/jaxlib/_jax.so",
+        "/venv/site-packages/jax_cuda13_plugin/xla_cuda_plugin.so"}) {
+    CAPTURE(library);
+    CHECK(orders_its_own_streams(library));
+  }
+  for (const char* caller : {"/venv/site-packages/torch/lib/libc10_cuda.so",
+                             "/venv/site-packages/cupy_backends/cuda/api/runtime.cpython-312-x86_64-linux-gnu.so",
+                             "/home/me/build/libmylib_nccl_helpers.so", "/home/me/a.out", ""}) {
+    CAPTURE(caller);
+    CHECK_FALSE(orders_its_own_streams(caller));
   }
 }

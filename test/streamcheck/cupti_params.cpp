@@ -12,6 +12,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace streamlike::check;
 
@@ -29,7 +31,8 @@ const std::set<std::string> without_stream = {
 };
 
 bool needs_stream(call_kind kind) {
-  return works_on_stream(kind) || kind == call_kind::event_record || kind == call_kind::stream_wait ||
+  return queued_on_stream(kind) || kind == call_kind::event_record || kind == call_kind::stream_wait ||
+         kind == call_kind::wait_value || kind == call_kind::batch_mem_op || kind == call_kind::stream_destroy ||
          kind == call_kind::capture_begin || kind == call_kind::capture_end;
 }
 
@@ -44,6 +47,7 @@ std::string base(std::string name) {
 
 TEST_CASE("every driver call the checker judges by its stream has its stream read") {
   std::map<call_kind, int> per_kind;
+  int punished = 0;
   std::set<std::string> missing;
   int named = 0;
   for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
@@ -52,6 +56,7 @@ TEST_CASE("every driver call the checker judges by its stream has its stream rea
     ++named;
     const call_kind kind = classify(name);
     ++per_kind[kind];
+    punished += capture_punished(kind) ? 1 : 0;
     // cu64*: CUDA 3's 64-bit entry points, which no params struct describes (the driver's own
     // calls go through the _v2 ones): not judged by their stream.
     const bool legacy_64 = std::string(name).rfind("cu64", 0) == 0;
@@ -72,7 +77,14 @@ TEST_CASE("every driver call the checker judges by its stream has its stream rea
   CHECK(per_kind[call_kind::event_record] >= 4);
   CHECK(per_kind[call_kind::stream_wait] >= 2);
   CHECK(per_kind[call_kind::graph_launch] >= 2);
-  CHECK(per_kind[call_kind::capture_punished] >= 20);
+  CHECK(punished >= 20);
+  CHECK(per_kind[call_kind::alloc_async] >= 4);
+  CHECK(per_kind[call_kind::free_async] >= 2);
+  CHECK(per_kind[call_kind::write_value] >= 8);
+  CHECK(per_kind[call_kind::wait_value] >= 8);
+  CHECK(per_kind[call_kind::batch_mem_op] >= 4);
+  CHECK(per_kind[call_kind::stream_create] >= 3);
+  CHECK(per_kind[call_kind::event_destroy] >= 2);
   CHECK(per_kind[call_kind::capture_begin] >= 6);
   CHECK(per_kind[call_kind::capture_end] >= 2);
   CHECK(per_kind[call_kind::capture_mode] == 1);
@@ -124,4 +136,56 @@ TEST_CASE("the stream and the capture mode are read from the fields CUDA fills i
         cudaStreamCaptureModeRelaxed);
   cuStreamBeginCapture_params v1{};
   CHECK(capture_mode_of(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture, &v1) == cudaStreamCaptureModeGlobal);
+}
+
+TEST_CASE("the events, memory words and made streams the order follows are read from their fields") {
+  const auto event = reinterpret_cast<CUevent>(std::uintptr_t{0xe1});
+  cuEventRecord_params record{};
+  record.hEvent = event;
+  CHECK(object_of(CUPTI_DRIVER_TRACE_CBID_cuEventRecord, &record) == 0xe1);
+  cuStreamWaitEvent_ptsz_params wait{};
+  wait.hEvent = event;
+  CHECK(object_of(CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz, &wait) == 0xe1);
+  cuEventDestroy_v2_params destroy{};
+  destroy.hEvent = event;
+  CHECK(object_of(CUPTI_DRIVER_TRACE_CBID_cuEventDestroy_v2, &destroy) == 0xe1);
+  cuStreamWriteValue32_v2_params write{};
+  write.stream = reinterpret_cast<CUstream>(std::uintptr_t{0x1234});
+  write.addr = 0x5000;
+  CHECK(object_of(CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue32_v2, &write) == 0x5000);
+  CUstream got = nullptr;
+  REQUIRE(stream_of(CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue32_v2, &write, &got));
+  CHECK(got == write.stream);
+  CHECK(object_of(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &record) == 0);
+
+  CUstream made = reinterpret_cast<CUstream>(std::uintptr_t{0x7000});
+  cuStreamCreateWithPriority_params create{};
+  create.phStream = &made;
+  create.flags = CU_STREAM_NON_BLOCKING;
+  CUstream stream = nullptr;
+  unsigned int flags = 0;
+  REQUIRE(created_stream_of(CUPTI_DRIVER_TRACE_CBID_cuStreamCreateWithPriority, &create, &stream, &flags));
+  CHECK(stream == made);
+  CHECK(flags == CU_STREAM_NON_BLOCKING);
+  create.phStream = nullptr;
+  CHECK_FALSE(created_stream_of(CUPTI_DRIVER_TRACE_CBID_cuStreamCreateWithPriority, &create, &stream, &flags));
+  CHECK_FALSE(created_stream_of(CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, &create, &stream, &flags));
+
+  CUstreamBatchMemOpParams ops[3]{};
+  ops[0].operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  ops[0].writeValue.address = 0x5000;
+  ops[1].operation = CU_STREAM_MEM_OP_BARRIER;
+  ops[2].operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+  ops[2].waitValue.address = 0x6000;
+  cuStreamBatchMemOp_v2_params batch{};
+  batch.count = 3;
+  batch.paramArray = ops;
+  std::vector<std::pair<bool, std::uintptr_t>> seen;
+  REQUIRE(for_each_memory_op(
+      CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2, &batch,
+      [](void* c, bool writes, std::uintptr_t address) {
+        static_cast<std::vector<std::pair<bool, std::uintptr_t>>*>(c)->emplace_back(writes, address);
+      },
+      &seen));
+  CHECK(seen == std::vector<std::pair<bool, std::uintptr_t>>{{true, 0x5000}, {false, 0x6000}});
 }

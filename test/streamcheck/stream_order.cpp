@@ -38,7 +38,7 @@ stream_order::judgment work(stream_order& order, const stream_at& on) { return o
 
 TEST_CASE("work on another stream that nothing orders after the current stream's is not ordered") {
   stream_order order;
-    make_streams(order);
+  make_streams(order);
   CHECK(work(order, side).ordered); // nothing queued on the current stream yet
   CHECK_FALSE(work(order, side).current_has_work);
   (void)order.queue(current, nullptr);
@@ -51,7 +51,7 @@ TEST_CASE("work on another stream that nothing orders after the current stream's
 
 TEST_CASE("an event recorded on the current stream and waited on orders what follows, up to the record") {
   stream_order order;
-    make_streams(order);
+  make_streams(order);
   (void)order.queue(current, nullptr);
   order.event_recorded(event, current);
   CHECK_FALSE(work(order, side).ordered); // the wait is not made yet
@@ -72,7 +72,7 @@ TEST_CASE("an event recorded on the current stream and waited on orders what fol
 
 TEST_CASE("order passes on: the current stream before a second stream before a third") {
   stream_order order;
-    make_streams(order);
+  make_streams(order);
   (void)order.queue(current, nullptr);
   order.event_recorded(event, current);
   order.event_waited(event, side);
@@ -157,7 +157,7 @@ TEST_CASE("the legacy default stream and the blocking streams of its context wai
 
 TEST_CASE("each thread has its own per-thread default stream, which synchronizes with the legacy one") {
   stream_order order;
-    make_streams(order, /*blocking=*/false);
+  make_streams(order, /*blocking=*/false);
   const stream_at mine{per_thread_stream, 0, host};
   const stream_at theirs{per_thread_stream, 0, other_host};
   (void)order.queue(mine, nullptr);
@@ -175,7 +175,7 @@ TEST_CASE("each thread has its own per-thread default stream, which synchronizes
 
 TEST_CASE("a memory word written in stream order and waited on orders like an event") {
   stream_order order;
-    make_streams(order);
+  make_streams(order);
   constexpr std::uintptr_t word = 0x5000;
   (void)order.queue(current, nullptr);
   (void)order.queue(current, nullptr); // the write itself, queued
@@ -212,7 +212,7 @@ TEST_CASE("what the order forgets: a destroyed stream's handle made again, an ex
 
 TEST_CASE("calls that went unseen: everything queued before is taken as ordered") {
   stream_order order;
-    make_streams(order);
+  make_streams(order);
   (void)order.queue(current, nullptr);
   CHECK_FALSE(work(order, side).ordered);
   order.assume_all_ordered();
@@ -223,7 +223,7 @@ TEST_CASE("calls that went unseen: everything queued before is taken as ordered"
 
 TEST_CASE("a stream made by a library that orders its own streams says so in every judgment") {
   stream_order order;
-    make_streams(order);
+  make_streams(order);
   order.stream_created(0xc000, 0, false, /*library_stream=*/true);
   (void)order.queue(current, nullptr);
   const stream_order::judgment j = work(order, {0xc000, 0, host});
