@@ -57,6 +57,7 @@ void on_call(benchmark::State& state, std::uintptr_t current, call_event e, bool
     call_event begin = launch(0x9000);
     begin.kind = call_kind::capture_begin;
     begin.blocking = false;
+    begin.returned = true;
     c.on_call(begin);
   }
   current_of_thread = current;
@@ -73,7 +74,7 @@ BENCHMARK_CAPTURE(
     on_call, sync_no_capture, 0x7000,
     [] {
       call_event e = launch(0);
-      e.kind = call_kind::capture_punished;
+      e.kind = call_kind::ctx_sync;
       e.has_stream = false;
       return e;
     }(),

@@ -15,8 +15,8 @@ namespace streamlike::check {
   const auto slash = path.rfind('/');
   const std::string_view file = slash == std::string_view::npos ? path : path.substr(slash + 1);
   constexpr std::array<std::string_view, 12> libraries{
-      "libnccl",   "libcudnn", "libcublas", "libcufft",  "libcusparse", "libcusolver",
-      "libcurand", "libnvinfer", "libcutensor", "libnvjpeg", "libcudss", "libnvshmem",
+      "libnccl",   "libcudnn",   "libcublas",   "libcufft",  "libcusparse", "libcusolver",
+      "libcurand", "libnvinfer", "libcutensor", "libnvjpeg", "libcudss",    "libnvshmem",
   };
   for (std::string_view name : libraries)
     if (file.substr(0, name.size()) == name) return true;

@@ -10,10 +10,13 @@
 #ifndef STREAMLIKE_SRC_STREAMCHECK_STREAM_ORDER_HPP
 #define STREAMLIKE_SRC_STREAMCHECK_STREAM_ORDER_HPP
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace streamlike::check {
@@ -73,22 +76,28 @@ public:
   [[nodiscard]] std::size_t streams() const;
 
 private:
-  using clock = std::vector<std::uint64_t>; // stream index -> calls known to come before
+  // A vector clock, sparse: (stream index, calls known to come before), sorted by index. Entries of
+  // destroyed streams are dropped as clocks are joined, so that a clock holds live streams only.
+  using clock = std::vector<std::pair<std::uint32_t, std::uint64_t>>;
 
+  // Never freed once made (kept in states_ after the stream is destroyed), so that the lock-free
+  // path of queue() may keep a pointer to one; what that path reads and writes is atomic.
   struct stream_state {
-    std::size_t index = 0; // this stream's entry in every clock: never reused
+    std::uint32_t index = 0; // this stream's entry in every clock: never reused
     int device = 0;
     bool blocking = true;
     bool library_stream = false;
     bool legacy = false;
-    clock known;                       // known[index]: the calls queued on it
-    std::uint64_t host_thread = 0;     // the host clock last joined: its thread and generation
-    std::uint64_t host_generation = 0; //
-    std::uint64_t legacy_seen = 0;     // the legacy stream's calls last joined (blocking streams)
+    std::atomic<std::uint64_t> calls{0};           // the calls queued on it
+    clock known;                                   // the other streams' calls known to come before
+    std::atomic<std::uint64_t> host_thread{0};     // the host clock last joined: its thread
+    std::atomic<std::uint64_t> host_generation{0}; // and generation
+    std::atomic<std::uint64_t> legacy_seen{0};     // blocking streams: the legacy stream's calls last joined
+    std::atomic<std::uint64_t> blocking_seen{0};   // the legacy stream: its device's blocking work last joined
   };
   struct host_state {
     clock known;
-    std::uint64_t generation = 0;
+    std::atomic<std::uint64_t> generation{0};
   };
   struct key {
     std::uintptr_t stream;
@@ -102,20 +111,48 @@ private:
              static_cast<std::size_t>(k.device) * 0x9e3779b97f4a7c15ull;
     }
   };
+  // The lock-free path's memory of the last stream a thread queued on, valid while version_ holds.
+  struct recent_stream {
+    const stream_order* order = nullptr;
+    std::uint64_t version = 0;
+    key stream{0, 0, 0};
+    std::uint64_t thread = 0;
+    stream_state* state = nullptr;
+    const host_state* host = nullptr;     // the thread's host clock, if it has one
+    const stream_state* legacy = nullptr; // its device's legacy stream, if seen
+  };
+  static constexpr int tracked_devices = 64; // devices with a lock-free count of blocking work
 
   static key key_of(const stream_at& s) noexcept;
   stream_state& state(const stream_at& s); // made on first sight; lock held
   const stream_state* find(const stream_at& s) const;
+  stream_state* find_legacy(int device) const;
   void catch_up(stream_state& s, std::uint64_t thread); // the host's and the legacy stream's order
-  static void join(clock& into, const clock& from);
-  static std::uint64_t entry(const clock& c, std::size_t index) noexcept { return index < c.size() ? c[index] : 0; }
+  void join(clock& into, const clock& from) const;
+  void join(clock& into, const stream_state& from) const; // its clock and its own calls
+  static std::uint64_t entry(const clock& c, std::uint32_t index) noexcept;
+  void note_blocking_work(const stream_state& s) noexcept;
+  [[nodiscard]] std::uint64_t blocking_work(int device) const noexcept;
+  bool queue_recent(const stream_at& on) noexcept;     // the lock-free path: false when it cannot decide
+  void remember(const stream_at& on, stream_state& s); // lock held
+  void forget(stream_state& s);                        // destroyed: no clock keeps it; lock held
+  host_state& host(std::uint64_t thread);              // made on first wait; lock held
+  void waited(host_state& h);                          // its clock grew; lock held
+  static recent_stream& recent() noexcept;
+  void changed() noexcept { version_.fetch_add(1, std::memory_order_release); }
 
   mutable std::mutex mutex_;
-  std::size_t next_index_ = 0;
-  std::unordered_map<key, stream_state, key_hash> streams_;
+  std::atomic<std::uint64_t> version_{1}; // changes whenever a stream or host clock is made or forgotten
+  std::uint64_t generations_ = 0;
+  std::deque<stream_state> states_;
+  std::deque<host_state> hosts_made_;
+  std::vector<bool> alive_; // by stream index
+  std::unordered_map<key, stream_state*, key_hash> streams_;
   std::unordered_map<std::uintptr_t, clock> events_; // event -> the clock it recorded
   std::unordered_map<std::uintptr_t, clock> values_; // memory word -> the clock of its last write
-  std::unordered_map<std::uint64_t, host_state> hosts_;
+  std::unordered_map<std::uint64_t, host_state*> hosts_;
+  std::atomic<std::uint64_t> blocking_work_[tracked_devices] = {};
+  std::atomic<std::uint64_t> untracked_blocking_work_{0}; // devices beyond tracked_devices
 };
 
 } // namespace streamlike::check
