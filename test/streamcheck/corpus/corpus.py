@@ -45,6 +45,13 @@ NATIVE = {
         "library_allocates_with_cuda_malloc",
         "global mode begun by thread ",
     ),
+    "free-async-on-stream-zero": ("wrong-stream", "cuMemFreeAsync", "library_frees_on_stream_zero", ""),
+    "sync-of-another-threads-capture": (
+        "capture-breaker",
+        "cuStreamSynchronize",
+        "library_synchronizes",
+        "begun by thread ",
+    ),
 }
 # Python: shape -> (kind, API prefix, the function whose `# the bug` line the report must name).
 # (Correct programs, a torch training step and a CuPy pipeline among them: own_suites/.)

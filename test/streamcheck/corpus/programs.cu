@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include <dlfcn.h>
@@ -48,6 +49,12 @@ __attribute__((noinline)) void library_allocates_with_cuda_malloc() {
 __attribute__((noinline)) void library_allocates_on_stream(cudaStream_t s) {
   void* p = nullptr;
   if (cudaMallocAsync(&p, 256, s) == cudaSuccess) (void)cudaFreeAsync(p, s);
+}
+// The stream-ordered allocator's classic: memory allocated on the caller's stream, freed on stream 0,
+// which does not wait for the caller's (non-blocking) stream that still uses it.
+__attribute__((noinline)) void library_frees_on_stream_zero(void* p) { (void)cudaFreeAsync(p, nullptr); }
+__attribute__((noinline)) void library_frees_on_current(void* p) {
+  (void)cudaFreeAsync(p, streamlike::current_stream().get());
 }
 __attribute__((noinline)) void library_synchronizes(cudaStream_t other) {
   (void)cudaStreamSynchronize(other);
@@ -110,6 +117,35 @@ int run(const char* shape, bool bug) {
     }).join();
     cudaGraph_t graph = nullptr;
     if (cudaStreamEndCapture(s.get(), &graph) == cudaSuccess) cudaGraphDestroy(graph);
+  } else if (is(shape, "free-async-on-stream-zero")) {
+    const streamlike::scoped_current_stream current{s};
+    void* p = nullptr;
+    if (cudaMallocAsync(&p, sizeof(int), s.get()) != cudaSuccess) return 1;
+    (void)cudaMemsetAsync(p, 0, sizeof(int), s.get());
+    touch<<<1, 1, 0, s.get()>>>(static_cast<int*>(p));
+    bug ? library_frees_on_stream_zero(p) : library_frees_on_current(p);
+  } else if (is(shape, "sync-of-another-threads-capture")) {
+    // Two captures at once, each thread its own, both relaxed (so no rule of interaction modes
+    // applies): this thread's ends, and the other thread's stream, still capturing, is synchronized.
+    std::promise<void> begun;
+    std::promise<void> release;
+    std::thread other_capture([&] {
+      cudaStreamBeginCapture(other.get(), cudaStreamCaptureModeRelaxed);
+      touch<<<1, 1, 0, other.get()>>>(data);
+      begun.set_value();
+      release.get_future().wait();
+      cudaGraph_t graph = nullptr;
+      if (cudaStreamEndCapture(other.get(), &graph) == cudaSuccess) cudaGraphDestroy(graph);
+    });
+    cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeRelaxed);
+    touch<<<1, 1, 0, s.get()>>>(data);
+    begun.get_future().wait();
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(s.get(), &graph) == cudaSuccess) cudaGraphDestroy(graph);
+    if (bug) library_synchronizes(other.get());
+    release.set_value();
+    other_capture.join();
+    if (!bug) library_synchronizes(other.get()); // after the other thread's capture ended
   } else if (is(shape, "capture-begun-while-paused")) {
     // Paused, a wrong-stream launch goes unchecked and a capture begun is still followed: resumed,
     // a breaker of that capture is named.
