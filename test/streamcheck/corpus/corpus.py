@@ -70,6 +70,9 @@ PYTHON = {
         "cuEventSynchronize",
         "foreign_event_sync_inside_cupy_capture",
     ),
+    "library-side-stream-not-waiting": ("wrong-stream", "cuLaunchKernel", "library_on_its_own_stream"),
+    "cupy-kernel-on-side-stream-unordered": ("wrong-stream", "cuLaunchKernel", "double_on_side_stream"),
+    "cupy-null-stream-inside-cupy-stream": ("wrong-stream", "cuLaunchKernel", "cupy_null_stream_inside_cupy_stream"),
 }
 
 failures = []

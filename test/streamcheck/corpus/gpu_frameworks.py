@@ -11,6 +11,7 @@ use it, the streamlike package) or a CUDA device"""
 import sys
 
 SKIP = 77
+N = 1024  # the elements of each shape's data
 
 
 def need(module):
@@ -55,23 +56,36 @@ void scale_on_current_stream(torch::Tensor x) {
   scale<<<(x.numel() + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(x.data_ptr<float>(),
                                                                              static_cast<int>(x.numel()));
 }
+
+// A C library handed a stream (a raw handle): it launches there, and ordering it is its caller's part.
+void scale_on_stream(torch::Tensor x, int64_t stream) {
+  scale<<<(x.numel() + 255) / 256, 256, 0, reinterpret_cast<cudaStream_t>(stream)>>>(x.data_ptr<float>(),
+                                                                                   static_cast<int>(x.numel()));
+}
 """
+EXTENSION_FUNCTIONS = ["scale_on_stream_zero", "scale_on_current_stream", "scale_on_stream"]
 
 
-def torch_extension_on_stream_zero(bug):
-    torch = need("torch")
+def corpus_extension(torch):
+    """EXTENSION_SOURCE built by torch's extension builder (once: it caches the build)."""
     from torch.utils import cpp_extension
 
     try:
-        ext = cpp_extension.load_inline(
+        return cpp_extension.load_inline(
             name="streamcheck_corpus_extension",
-            cpp_sources="void scale_on_stream_zero(torch::Tensor x);\nvoid scale_on_current_stream(torch::Tensor x);",
+            cpp_sources="void scale_on_stream_zero(torch::Tensor x);\nvoid scale_on_current_stream(torch::Tensor x);\n"
+            "void scale_on_stream(torch::Tensor x, int64_t stream);",
             cuda_sources=EXTENSION_SOURCE,
-            functions=["scale_on_stream_zero", "scale_on_current_stream"],
+            functions=EXTENSION_FUNCTIONS,
         )
     except Exception as e:  # no nvcc or ninja for torch's extension builder
         print(f"gpu_frameworks.py: cannot build a torch extension ({e}); skipped")
         sys.exit(SKIP)
+
+
+def torch_extension_on_stream_zero(bug):
+    torch = need("torch")
+    ext = corpus_extension(torch)
     x = torch.ones(1024, device="cuda")
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -226,6 +240,107 @@ def foreign_event_sync_inside_cupy_capture(bug):
         assert float(x.sum()) == 16 * 4.0, float(x.sum())
 
 
+def library_on_its_own_stream(torch, ext, x, wait):
+    # A library that runs its kernel on a stream of its own and orders its caller's stream after it,
+    # but must also order its stream after the caller's work on x: without the wait it reads x early.
+    caller = torch.cuda.current_stream()
+    own = torch.cuda.Stream()
+    if wait:
+        own.wait_stream(caller)
+    ext.scale_on_stream(x, own.cuda_stream)  # the bug
+    caller.wait_stream(own)
+
+
+def library_side_stream_not_waiting(bug):
+    torch = need("torch")
+    ext = corpus_extension(torch)
+    s1 = torch.cuda.Stream()
+    with torch.cuda.stream(s1):
+        x = torch.full((N,), 3.0, device="cuda")  # written on s1
+        library_on_its_own_stream(torch, ext, x, wait=not bug)
+        total = x.sum()
+    torch.cuda.current_stream().wait_stream(s1)
+    torch.cuda.synchronize()
+    if not bug:
+        assert float(total) == N * 6.0, float(total)
+
+
+DOUBLE_SOURCE = r"""
+extern "C" __global__ void double_them(float* x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2;
+}
+"""
+
+
+def need_cupy_device():
+    """CuPy, with a device it can use (asked of CuPy, for the shapes that import no torch)."""
+    cupy = need("cupy")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            raise RuntimeError("no device")
+    except Exception as e:
+        print(f"gpu_frameworks.py: CuPy sees no CUDA device ({e}); skipped")
+        sys.exit(SKIP)
+    return cupy
+
+
+def cupy_view(cupy, tensor):
+    """A CuPy array over a float32 torch tensor's memory: no copy, and no CUDA call."""
+    memory = cupy.cuda.UnownedMemory(tensor.data_ptr(), tensor.numel() * 4, tensor, tensor.device.index)
+    return cupy.ndarray(tuple(tensor.shape), cupy.float32, cupy.cuda.MemoryPointer(memory, 0))
+
+
+def double_on_side_stream(torch, cupy, y, side, ordered):
+    # Doubles y, written on the current stream and read there after, with a CuPy kernel on the side
+    # stream: ordered by events both ways (the side stream waits for the current one, and the
+    # current one for it), or not at all.
+    current = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    if ordered:
+        side.wait_event(current.record())
+    kernel, view = cupy.RawKernel(DOUBLE_SOURCE, "double_them"), cupy_view(cupy, y)
+    kernel(((view.size + 255) // 256,), (256,), (view, cupy.int32(view.size)), stream=side)  # the bug
+    if ordered:
+        current.wait_event(side.record())
+
+
+def cupy_kernel_on_side_stream_unordered(bug):
+    torch, cupy = need("torch"), need("cupy")
+    x = torch.ones(N, device="cuda")
+    s = torch.cuda.Stream()
+    side = cupy.cuda.Stream(non_blocking=True)
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        y = x + 1
+        double_on_side_stream(torch, cupy, y, side, ordered=not bug)
+        total = y.sum()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    if not bug:
+        assert float(total) == N * 4.0, float(total)
+
+
+def torch_free():
+    """Asserts that the shape ran without torch, as it claims to (nothing it used imported it)."""
+    assert "torch" not in sys.modules, "torch was imported"
+
+
+def cupy_null_stream_inside_cupy_stream(bug):
+    # CuPy alone, no torch: inside CuPy's own `with stream:`, a kernel given the null stream (the
+    # legacy default stream, which a non-blocking stream does not wait for).
+    cupy = need_cupy_device()
+    kernel = cupy.RawKernel(DOUBLE_SOURCE, "double_them")
+    with cupy.cuda.Stream(non_blocking=True) as s:
+        x = cupy.full(N, 3.0, dtype=cupy.float32)  # written on s
+        stream = cupy.cuda.Stream.null if bug else s
+        kernel(((N + 255) // 256,), (256,), (x, cupy.int32(N)), stream=stream)  # the bug
+        total = float(x.sum())
+    cupy.cuda.Device().synchronize()
+    torch_free()
+    if not bug:
+        assert total == N * 6.0, total
+
+
 SHAPES = {
     "torch-extension-on-stream-zero": torch_extension_on_stream_zero,
     "cupy-op-inside-torch-stream": cupy_op_inside_torch_stream,
@@ -233,13 +348,19 @@ SHAPES = {
     "torch-sync-inside-graph": torch_sync_inside_graph,
     "cuda-malloc-inside-graph": cuda_malloc_inside_graph,
     "foreign-event-sync-inside-cupy-capture": foreign_event_sync_inside_cupy_capture,
+    "library-side-stream-not-waiting": library_side_stream_not_waiting,
+    "cupy-kernel-on-side-stream-unordered": cupy_kernel_on_side_stream_unordered,
+    "cupy-null-stream-inside-cupy-stream": cupy_null_stream_inside_cupy_stream,
 }
+# Shapes that import no torch (each asks for its device itself): the check below would import it.
+TORCH_FREE = {"cupy-null-stream-inside-cupy-stream"}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in SHAPES or sys.argv[2] not in ("bug", "fixed"):
         sys.exit(f"usage: gpu_frameworks.py {{{','.join(SHAPES)}}} bug|fixed")
-    torch = need("torch")
-    if not torch.cuda.is_available():
-        print("gpu_frameworks.py: no CUDA device; skipped")
-        sys.exit(SKIP)
+    if sys.argv[1] not in TORCH_FREE:
+        torch = need("torch")
+        if not torch.cuda.is_available():
+            print("gpu_frameworks.py: no CUDA device; skipped")
+            sys.exit(SKIP)
     SHAPES[sys.argv[1]](sys.argv[2] == "bug")
