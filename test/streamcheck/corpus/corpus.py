@@ -1,6 +1,7 @@
 """Runs streamcheck's bug corpus under the checker and asserts its reports: each bug reported with
-the right kind, API and call site (the native function, or the Python file:line), and each fixed
-twin reported nothing. Exits 77 without a device.
+the right kind, API and call site (the native function, or the Python file:line), each fixed twin
+reported nothing, and each correct program (work on other streams that it orders with the current
+one) reported nothing and printed the result it was to compute. Exits 77 without a device.
 
 usage: corpus.py PROGRAMS CHECK_PY LIBRARY GPU_FRAMEWORKS_PY
 environment:
@@ -54,7 +55,7 @@ NATIVE = {
     ),
 }
 # Python: shape -> (kind, API prefix, the function whose `# the bug` line the report must name).
-# (Correct programs, a torch training step and a CuPy pipeline among them: own_suites/.)
+# (Correct programs: CORRECT_PYTHON below; a torch training step and a CuPy pipeline: own_suites/.)
 PYTHON = {
     "torch-extension-on-stream-zero": ("wrong-stream", "cuLaunchKernel", "torch_extension_on_stream_zero"),
     "cupy-op-inside-torch-stream": ("wrong-stream", "cuLaunchKernel", "cupy_op_inside_torch_stream"),
@@ -73,6 +74,18 @@ PYTHON = {
     "library-side-stream-not-waiting": ("wrong-stream", "cuLaunchKernel", "library_on_its_own_stream"),
     "cupy-kernel-on-side-stream-unordered": ("wrong-stream", "cuLaunchKernel", "double_on_side_stream"),
     "cupy-null-stream-inside-cupy-stream": ("wrong-stream", "cuLaunchKernel", "cupy_null_stream_inside_cupy_stream"),
+}
+# Correct Python programs (`gpu_frameworks.py SHAPE correct`): shape -> the result it must print, read
+# back from the GPU, so that a run that did nothing cannot pass for a silent one. N = 1024 elements.
+CORRECT_PYTHON = {
+    "library-on-a-side-stream-it-is-handed": "6144.0",  # N threes, doubled by the library on s2
+    "cupy-kernel-on-side-stream-ordered-by-events": "4096.0 4096.0",  # N ones + 1, doubled on c2; twice
+    "nccl-async-collective-in-side-stream": "3072.0",  # N twos, all-reduced over one rank, + 1
+    "cudnn-first-convolution-in-side-stream": "56448.0",  # ones: 8 x 14 x 14 outputs of 4 x 3 x 3
+    "jax-beside-torch-through-dlpack": "1049600.0",  # arange(N) * 2 + 1 in JAX, + 1 in torch: N (N + 1)
+    "torch-default-stream-block-inside-use": "2048.0",  # N ones, doubled
+    "cupy-alone-on-its-stream": "2095104.0",  # arange(N), doubled twice: 2 N (N - 1)
+    "streamlike-use-alone-with-a-driver-launch": "4096.0",  # N words set to 3, each + 1
 }
 
 failures = []
@@ -119,7 +132,9 @@ def output(r):
     return f"--- stdout:\n{r.stdout.strip()}\n--- stderr:\n{r.stderr.strip()}"
 
 
-def judge(name, variant, r, reports, expected, site_matches):
+def judge(name, variant, r, reports, expected, site_matches, result=None):
+    """Adds a failure, a skip or an ok for one run: a report matching `expected` at its call site, or
+    none where `expected` is None, and then, where `result` is given, that result printed."""
     where = f"{name} {variant}"
     if r.returncode == SKIP:
         why = r.stdout.strip() or r.stderr.strip()
@@ -135,6 +150,12 @@ def judge(name, variant, r, reports, expected, site_matches):
     if expected is None:
         if reports:
             failures.append(f"{where}: expected no report, got {json.dumps(reports, indent=1)}\n{output(r)}")
+        elif result is not None:
+            printed = re.search(rf"^gpu_frameworks\.py: {re.escape(name)}: result (.*)$", r.stdout, re.MULTILINE)
+            if printed is None or printed.group(1) != result:
+                failures.append(f"{where}: no report, but expected the result {result}\n{output(r)}")
+            else:
+                print(f"ok: {where}: no report, result {result}")
         return
     kind, api = expected[0], expected[1]
     found = [x for x in reports if x["kind"] == kind and x["api"].startswith(api) and site_matches(x)]
@@ -182,10 +203,13 @@ with tempfile.TemporaryDirectory() as tmp:
                 expected if variant == "bug" else None,
                 lambda x, location=location: x["python"] == location,
             )
+    for shape, result in CORRECT_PYTHON.items():
+        r, reports = run_checked([python, check_py, "--library", library, frameworks_py, shape, "correct"], out)
+        judge(shape, "correct", r, reports, None, None, result)
 
 for s in skipped:
     print("skipped:", s)
 if failures:
     print("FAILED:\n" + "\n\n".join(failures))
     sys.exit(1)
-print("corpus: every bug reported at its call site, every fixed twin clean")
+print("corpus: every bug reported at its call site, every fixed twin and correct program clean")

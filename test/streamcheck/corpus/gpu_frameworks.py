@@ -1,14 +1,20 @@
-"""streamcheck's Python corpus: real bug shapes of torch, CuPy and tvm-ffi programs, each with its fix, run
-by corpus.py under `python -m streamlike.check`. The line of each bug ends in `# the bug`, which
-corpus.py finds to check the report's file:line. A bug variant catches the error CUDA answers its
-bug with (the report came before it) and says it on stderr; a fixed variant lets every error
-through and checks that its work was done (a capture replayed, a result read back).
+"""streamcheck's Python corpus: real bug shapes of torch, CuPy and tvm-ffi programs, each with its fix, and
+correct programs that order work on other streams (a library's, NCCL's, cuDNN's, XLA's), run by corpus.py
+under `python -m streamlike.check`. The line of each bug ends in `# the bug`, which corpus.py finds
+to check the report's file:line. A bug variant catches the error CUDA answers its bug with (the
+report came before it) and says it on stderr; a fixed variant lets every error through and checks
+that its work was done (a capture replayed, a result read back). A correct program prints the result
+it read back (`gpu_frameworks.py: SHAPE: result ...`), which corpus.py compares with the one expected.
 
-usage: gpu_frameworks.py SHAPE bug|fixed
-exits 77 without torch, CuPy or tvm-ffi where the shape needs it (or, for the fixed variants that
-use it, the streamlike package) or a CUDA device"""
+usage: gpu_frameworks.py SHAPE bug|fixed     a bug shape
+       gpu_frameworks.py SHAPE correct       a correct program
+exits 77 without torch, CuPy, tvm-ffi, NCCL, cuDNN or JAX's GPU backend where the shape needs it (or,
+for the shapes that use it, the streamlike package) or a CUDA device"""
 
+import ctypes
+import os
 import sys
+import tempfile
 
 SKIP = 77
 N = 1024  # the elements of each shape's data
@@ -341,6 +347,249 @@ def cupy_null_stream_inside_cupy_stream(bug):
         assert total == N * 6.0, total
 
 
+# Correct programs: each orders its work on other streams with the current one, must cause no
+# report, and returns what it read back, which corpus.py compares with the result it expects.
+
+
+def library_on_a_side_stream_it_is_handed():
+    # A C library handed the caller's side stream: the side stream waits for the caller's, the
+    # library launches there, and the caller's waits for it.
+    torch = need("torch")
+    ext = corpus_extension(torch)
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    with torch.cuda.stream(s1):
+        x = torch.full((N,), 3.0, device="cuda")
+        s2.wait_stream(s1)
+        ext.scale_on_stream(x, s2.cuda_stream)
+        s1.wait_stream(s2)
+        total = x.sum()
+    torch.cuda.current_stream().wait_stream(s1)
+    return [float(total)]
+
+
+def cupy_kernel_on_side_stream_ordered_by_events():
+    # The fixed twin of cupy-kernel-on-side-stream-unordered, inside torch.cuda.stream(s) and again
+    # inside streamlike.use(s) (which makes s CuPy's current stream too).
+    torch, cupy = need("torch"), need("cupy")
+    streamlike = need("streamlike")
+    x = torch.ones(N, device="cuda")
+    s = torch.cuda.Stream()
+    side = cupy.cuda.Stream(non_blocking=True)
+    totals = []
+    for scope in (lambda: torch.cuda.stream(s), lambda: streamlike.use(s)):
+        s.wait_stream(torch.cuda.current_stream())  # x, written on the default stream
+        with scope():
+            y = x + 1
+            double_on_side_stream(torch, cupy, y, side, ordered=True)
+            total = y.sum()
+        torch.cuda.current_stream().wait_stream(s)
+        totals.append(float(total))
+    return totals
+
+
+def nccl_async_collective_in_side_stream():
+    # torch.distributed's NCCL backend, one rank: its collective runs on NCCL's stream (torch's
+    # NCCL stream waits for the current one, and work.wait() makes the current one wait for it),
+    # the communicator made at the first collective, inside the side stream.
+    torch = need("torch")
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_nccl_available()):
+        print("gpu_frameworks.py: torch has no NCCL backend; skipped")
+        sys.exit(SKIP)
+    torch.cuda.set_device(0)
+    with tempfile.TemporaryDirectory() as folder:
+        store = "file://" + os.path.join(folder, "store")
+        dist.init_process_group("nccl", init_method=store, rank=0, world_size=1)
+        try:
+            t = torch.ones(N, device="cuda")
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                y = t * 2
+                dist.all_reduce(y, async_op=True).wait()
+                total = (y + 1).sum()
+            torch.cuda.current_stream().wait_stream(s)
+            value = float(total)
+        finally:
+            dist.destroy_process_group()
+    return [value]
+
+
+def cudnn_first_convolution_in_side_stream():
+    # The process's first convolution, inside a side stream: cuDNN makes its handle (and whatever
+    # streams of its own it keeps) there, and torch gives it the current stream.
+    torch = need("torch")
+    if not (torch.backends.cudnn.is_available() and torch.backends.cudnn.enabled):
+        print("gpu_frameworks.py: torch has no cuDNN enabled; skipped")
+        sys.exit(SKIP)
+    x = torch.ones(1, 4, 16, 16, device="cuda")
+    w = torch.ones(8, 4, 3, 3, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        y = torch.nn.functional.conv2d(x, w)
+        total = y.sum()
+    torch.cuda.current_stream().wait_stream(s)
+    return [float(total)]
+
+
+def jax_beside_torch_through_dlpack():
+    # JAX and torch in one process, arrays exchanged by DLPack inside torch.cuda.stream(s): torch's
+    # export makes JAX's stream wait for s, JAX computes on XLA's own streams, and JAX's export
+    # makes s wait for them.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # beside torch's allocator
+    os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.05")
+    torch, jax = need("torch"), need("jax")
+    import jax.numpy as jnp
+
+    try:
+        jax.devices("gpu")
+    except RuntimeError as e:
+        print(f"gpu_frameworks.py: JAX has no GPU backend ({e}); skipped")
+        sys.exit(SKIP)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        x = torch.arange(N, dtype=torch.float32, device="cuda")
+        j = jnp.from_dlpack(x)
+        k = j * 2 + 1
+        y = torch.from_dlpack(k)
+        total = (y + 1).sum()
+    torch.cuda.current_stream().wait_stream(s)
+    return [float(total)]
+
+
+def torch_default_stream_block_inside_use():
+    # torch's own block naming its default stream, inside streamlike.use(s) with tvm-ffi loaded:
+    # the inner block wins for torch (x was made on the default stream, and y is read there), while
+    # tvm-ffi's stream stays the scope's.
+    torch, tvm_ffi = need("torch"), need("tvm_ffi")
+    streamlike = need("streamlike")
+    x = torch.ones(N, device="cuda")
+    s = torch.cuda.Stream()
+    dev = tvm_ffi.device("cuda", x.device.index or 0)
+    with streamlike.use(s):
+        assert tvm_ffi.get_raw_stream(dev) == s.cuda_stream, (tvm_ffi.get_raw_stream(dev), s.cuda_stream)
+        with torch.cuda.stream(torch.cuda.default_stream()):
+            y = x * 2
+    return [float(y.sum())]
+
+
+def launch_double(cupy, x, stream=None):
+    """A CuPy RawKernel doubling the float32 array x, on `stream` (None: CuPy's current stream)."""
+    kernel = cupy.RawKernel(DOUBLE_SOURCE, "double_them")
+    kernel(((x.size + 255) // 256,), (256,), (x, cupy.int32(x.size)), stream=stream)
+
+
+def cupy_alone_on_its_stream():
+    # CuPy alone, no torch: CuPy's `with stream:`, kernels on its current stream and on the stream given.
+    cupy = need_cupy_device()
+    with cupy.cuda.Stream() as s:
+        x = cupy.arange(N, dtype=cupy.float32)
+        launch_double(cupy, x)
+        launch_double(cupy, x, stream=s)
+        total = float(x.sum())
+    torch_free()
+    return [total]
+
+
+ADD_ONE_PTX = b"""
+.version 7.0
+.target sm_52
+.address_size 64
+.visible .entry add_one(.param .u64 data, .param .u32 n)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<7>;
+  .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [data];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  setp.ge.u32 %p1, %r5, %r1;
+  @%p1 bra DONE;
+  cvta.to.global.u64 %rd2, %rd1;
+  mul.wide.u32 %rd3, %r5, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.u32 %r6, [%rd4];
+  add.s32 %r6, %r6, 1;
+  st.global.u32 [%rd4], %r6;
+DONE:
+  ret;
+}
+"""
+
+
+def cuda_driver():
+    """libcuda through ctypes, each call used here with its argument types; exits 77 without a device."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        print(f"gpu_frameworks.py: no CUDA driver ({e}); skipped")
+        sys.exit(SKIP)
+    p, u32, size, u64 = ctypes.c_void_p, ctypes.c_uint, ctypes.c_size_t, ctypes.c_uint64
+    prototypes = {
+        "cuInit": [u32],
+        "cuDeviceGetCount": [ctypes.POINTER(ctypes.c_int)],
+        "cuDevicePrimaryCtxRetain": [ctypes.POINTER(p), ctypes.c_int],
+        "cuDevicePrimaryCtxRelease_v2": [ctypes.c_int],
+        "cuCtxSetCurrent": [p],
+        "cuModuleLoadData": [ctypes.POINTER(p), ctypes.c_char_p],
+        "cuModuleGetFunction": [ctypes.POINTER(p), p, ctypes.c_char_p],
+        "cuModuleUnload": [p],
+        "cuMemAlloc_v2": [ctypes.POINTER(u64), size],
+        "cuMemFree_v2": [u64],
+        "cuMemsetD32Async": [u64, u32, size, p],
+        "cuLaunchKernel": [p, u32, u32, u32, u32, u32, u32, u32, p, ctypes.POINTER(p), ctypes.POINTER(p)],
+        "cuMemcpyDtoHAsync_v2": [p, u64, size, p],
+    }
+    for name, argtypes in prototypes.items():
+        getattr(cuda, name).argtypes = argtypes
+    count = ctypes.c_int(0)
+    if cuda.cuInit(0) != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        print("gpu_frameworks.py: no CUDA device; skipped")
+        sys.exit(SKIP)
+    return cuda
+
+
+def checked(what, code):
+    assert code == 0, f"{what} failed: CUresult {code}"
+
+
+def streamlike_use_alone_with_a_driver_launch():
+    # The streamlike package alone, no torch nor CuPy: inside streamlike.use(s), a library asks for
+    # the current stream and launches there through the driver (a memset, a kernel, a copy back).
+    cuda = cuda_driver()
+    streamlike = need("streamlike")
+    s = streamlike.Stream.create(device=0)
+    context = ctypes.c_void_p()
+    checked("cuDevicePrimaryCtxRetain", cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), 0))
+    checked("cuCtxSetCurrent", cuda.cuCtxSetCurrent(context))
+    module, function = ctypes.c_void_p(), ctypes.c_void_p()
+    checked("cuModuleLoadData", cuda.cuModuleLoadData(ctypes.byref(module), ADD_ONE_PTX))
+    checked("cuModuleGetFunction", cuda.cuModuleGetFunction(ctypes.byref(function), module, b"add_one"))
+    data, n = ctypes.c_uint64(), ctypes.c_uint(N)
+    checked("cuMemAlloc", cuda.cuMemAlloc_v2(ctypes.byref(data), N * 4))
+    host = (ctypes.c_int * N)()
+    params = (ctypes.c_void_p * 2)(ctypes.addressof(data), ctypes.addressof(n))
+    with streamlike.use(s):
+        stream = ctypes.c_void_p(streamlike.current_stream().handle)
+        assert stream.value == s.handle, (stream.value, s.handle)
+        checked("cuMemsetD32Async", cuda.cuMemsetD32Async(data, 3, N, stream))
+        launched = cuda.cuLaunchKernel(function, (N + 255) // 256, 1, 1, 256, 1, 1, 0, stream, params, None)
+        checked("cuLaunchKernel", launched)
+        checked("cuMemcpyDtoHAsync", cuda.cuMemcpyDtoHAsync_v2(host, data, N * 4, stream))
+        s.sync()
+    checked("cuMemFree", cuda.cuMemFree_v2(data))
+    checked("cuModuleUnload", cuda.cuModuleUnload(module))
+    checked("cuDevicePrimaryCtxRelease", cuda.cuDevicePrimaryCtxRelease_v2(0))
+    torch_free()
+    assert "cupy" not in sys.modules, "CuPy was imported"
+    return [float(sum(host))]
+
+
 SHAPES = {
     "torch-extension-on-stream-zero": torch_extension_on_stream_zero,
     "cupy-op-inside-torch-stream": cupy_op_inside_torch_stream,
@@ -352,15 +601,38 @@ SHAPES = {
     "cupy-kernel-on-side-stream-unordered": cupy_kernel_on_side_stream_unordered,
     "cupy-null-stream-inside-cupy-stream": cupy_null_stream_inside_cupy_stream,
 }
+CORRECT = {
+    "library-on-a-side-stream-it-is-handed": library_on_a_side_stream_it_is_handed,
+    "cupy-kernel-on-side-stream-ordered-by-events": cupy_kernel_on_side_stream_ordered_by_events,
+    "nccl-async-collective-in-side-stream": nccl_async_collective_in_side_stream,
+    "cudnn-first-convolution-in-side-stream": cudnn_first_convolution_in_side_stream,
+    "jax-beside-torch-through-dlpack": jax_beside_torch_through_dlpack,
+    "torch-default-stream-block-inside-use": torch_default_stream_block_inside_use,
+    "cupy-alone-on-its-stream": cupy_alone_on_its_stream,
+    "streamlike-use-alone-with-a-driver-launch": streamlike_use_alone_with_a_driver_launch,
+}
 # Shapes that import no torch (each asks for its device itself): the check below would import it.
-TORCH_FREE = {"cupy-null-stream-inside-cupy-stream"}
+TORCH_FREE = {
+    "cupy-null-stream-inside-cupy-stream",
+    "cupy-alone-on-its-stream",
+    "streamlike-use-alone-with-a-driver-launch",
+}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in SHAPES or sys.argv[2] not in ("bug", "fixed"):
-        sys.exit(f"usage: gpu_frameworks.py {{{','.join(SHAPES)}}} bug|fixed")
-    if sys.argv[1] not in TORCH_FREE:
+    variants = {**{name: ("bug", "fixed") for name in SHAPES}, **{name: ("correct",) for name in CORRECT}}
+    if len(sys.argv) != 3 or sys.argv[2] not in variants.get(sys.argv[1], ()):
+        sys.exit(
+            f"usage: gpu_frameworks.py {{{','.join(SHAPES)}}} bug|fixed\n"
+            f"       gpu_frameworks.py {{{','.join(CORRECT)}}} correct"
+        )
+    shape, variant = sys.argv[1], sys.argv[2]
+    if shape not in TORCH_FREE:
         torch = need("torch")
         if not torch.cuda.is_available():
             print("gpu_frameworks.py: no CUDA device; skipped")
             sys.exit(SKIP)
-    SHAPES[sys.argv[1]](sys.argv[2] == "bug")
+    if variant == "correct":
+        result = CORRECT[shape]()
+        print(f"gpu_frameworks.py: {shape}: result {' '.join(f'{v:.1f}' for v in result)}")
+    else:
+        SHAPES[shape](variant == "bug")
