@@ -118,6 +118,11 @@ void stream_order::catch_up(stream_state& s, std::uint64_t thread) {
   }
 }
 
+std::uint64_t stream_order::next_id() noexcept {
+  static std::atomic<std::uint64_t> made{0};
+  return made.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 stream_order::recent_stream& stream_order::recent() noexcept {
   static thread_local recent_stream last;
   return last;
@@ -125,7 +130,7 @@ stream_order::recent_stream& stream_order::recent() noexcept {
 
 bool stream_order::queue_recent(const stream_at& on) noexcept {
   const recent_stream& r = recent();
-  if (r.order != this || r.version != version_.load(std::memory_order_acquire) || r.thread != on.thread ||
+  if (r.order != id_ || r.version != version_.load(std::memory_order_acquire) || r.thread != on.thread ||
       !(r.stream == key_of(on)))
     return false;
   stream_state& s = *r.state;
@@ -147,7 +152,7 @@ bool stream_order::queue_recent(const stream_at& on) noexcept {
 
 void stream_order::remember(const stream_at& on, stream_state& s) {
   recent_stream& r = recent();
-  r.order = this;
+  r.order = id_;
   r.version = version_.load(std::memory_order_relaxed);
   r.stream = key_of(on);
   r.thread = on.thread;

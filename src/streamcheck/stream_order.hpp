@@ -113,7 +113,7 @@ private:
   };
   // The lock-free path's memory of the last stream a thread queued on, valid while version_ holds.
   struct recent_stream {
-    const stream_order* order = nullptr;
+    std::uint64_t order = 0; // the order's id: an order made where another was is another
     std::uint64_t version = 0;
     key stream{0, 0, 0};
     std::uint64_t thread = 0;
@@ -141,6 +141,8 @@ private:
   static recent_stream& recent() noexcept;
   void changed() noexcept { version_.fetch_add(1, std::memory_order_release); }
 
+  const std::uint64_t id_ = next_id();
+  static std::uint64_t next_id() noexcept;
   mutable std::mutex mutex_;
   std::atomic<std::uint64_t> version_{1}; // changes whenever a stream or host clock is made or forgotten
   std::uint64_t generations_ = 0;

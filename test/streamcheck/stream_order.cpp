@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <thread>
 
 using streamlike::check::legacy_stream;
 using streamlike::check::per_thread_stream;
@@ -197,6 +198,16 @@ TEST_CASE("what the order forgets: a destroyed stream's handle made again, an ex
     order.stream_created(side.stream, 0, false, false);
     CHECK_FALSE(work(order, side).ordered);
   }
+  SUBCASE("so is a stream made with the handle of one whose destruction went unseen") {
+    stream_order order;
+    make_streams(order);
+    (void)order.queue(current, nullptr);
+    order.event_recorded(event, current);
+    order.event_waited(event, side);
+    CHECK(work(order, side).ordered);
+    order.stream_created(side.stream, 0, false, false);
+    CHECK_FALSE(work(order, side).ordered);
+  }
   SUBCASE("a thread's host waits and per-thread stream are not inherited by a new thread of its id") {
     stream_order order;
     make_streams(order);
@@ -230,4 +241,35 @@ TEST_CASE("a stream made by a library that orders its own streams says so in eve
   CHECK_FALSE(j.ordered);
   CHECK(j.library_stream);
   CHECK_FALSE(work(order, side).library_stream);
+}
+
+TEST_CASE("the host's order passes through the work it queues to a thread that waits for that work") {
+  // This thread queues on the side stream (its last stream: the lock-free path), waits for the
+  // current stream, queues on the side stream again; another thread waits for the side stream, and
+  // what it queues next comes after the current stream's work too.
+  stream_order order;
+  make_streams(order);
+  std::thread([&] { (void)order.queue(current, nullptr); }).join();
+  order.host_waited_stream(host, third); // this thread's host clock exists from here on
+  (void)order.queue(side, nullptr);
+  (void)order.queue(side, nullptr);
+  order.host_waited_stream(host, current);
+  (void)order.queue(side, nullptr);
+  order.host_waited_stream(other_host, side);
+  order.stream_created(0xb000, 0, /*blocking=*/false, false);
+  CHECK(order.queue({0xb000, 0, other_host}, &current).ordered);
+}
+
+TEST_CASE("the legacy stream's order passes through a blocking stream's lock-free work") {
+  stream_order order;
+  make_streams(order, /*blocking=*/true);
+  std::thread([&] { (void)order.queue(legacy, nullptr); }).join(); // the legacy stream exists
+  (void)order.queue(side, nullptr);
+  (void)order.queue(side, nullptr); // the lock-free path from now on
+  const stream_at legacy_elsewhere{legacy_stream, 0, other_host};
+  std::thread([&] { (void)order.queue(legacy_elsewhere, nullptr); }).join();
+  (void)order.queue(side, nullptr); // after the legacy stream's new work
+  order.host_waited_stream(other_host, side);
+  order.stream_created(0xb000, 0, /*blocking=*/false, false);
+  CHECK(order.queue({0xb000, 0, other_host}, &legacy_elsewhere).ordered);
 }
