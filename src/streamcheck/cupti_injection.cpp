@@ -106,6 +106,10 @@ void write_report(void*, const report& r) {
 
 thread_local bool inside = false; // the checker's own CUDA calls (a provider's) are not judged
 
+// The verdict on the last call this thread made that was judged before it ran (a checker::verdict),
+// -1 for none since streamlike_check_last_verdict last asked.
+thread_local int last_verdict = -1;
+
 // A capture's stream, asked whether it is blocking when cuStreamBeginCapture is entered (once the
 // capture has begun, asking would invalidate it), for the note made after the call.
 thread_local CUstream stream_entering_capture = nullptr;
@@ -126,7 +130,8 @@ thread_local thread_exit_watch exit_watch;
 
 void judge(const call_event& e) noexcept {
   try {
-    the_checker->on_call(e);
+    const checker::verdict v = the_checker->on_call(e);
+    if (!e.returned) last_verdict = static_cast<int>(v);
   } catch (...) { // out of memory for a report: nothing may leave a CUPTI callback
   }
 }
@@ -365,6 +370,20 @@ extern "C" __attribute__((visibility("default"))) int streamlike_check_set_pause
   // What the pause kept from the checker's sight: nothing queued before is taken to be unordered.
   if (paused == 0) the_checker->calls_went_unseen();
   return switched;
+}
+
+/// The checker's verdict on the last driver call the calling thread made that it judged before the
+/// call ran (0 fine, 1 reported, 2 repeated: reported before at that call site, 3 allowed), and
+/// forgets it: -1 when no call was judged on this thread since the last ask. For the test that
+/// asks CUDA and the checker about the same calls (test/streamcheck/capture_verdicts.cu).
+static_assert(static_cast<int>(streamlike::check::checker::verdict::fine) == 0 &&
+              static_cast<int>(streamlike::check::checker::verdict::reported) == 1 &&
+              static_cast<int>(streamlike::check::checker::verdict::repeated) == 2 &&
+              static_cast<int>(streamlike::check::checker::verdict::allowed) == 3);
+extern "C" __attribute__((visibility("default"))) int streamlike_check_last_verdict(void) {
+  const int v = streamlike::check::last_verdict;
+  streamlike::check::last_verdict = -1;
+  return v;
 }
 
 /// Whether the checker is subscribed (1), off (0), or failed to start (-1): for streamlike.check.
