@@ -5,6 +5,7 @@
 #include "current_stream_discovery.hpp"
 #include "current_stream_own.hpp"
 #include "current_stream_registry.hpp"
+#include "current_stream_shared.hpp"
 #include "stream_lifecycle.hpp"
 
 #include <streamlike/current_stream.hpp>
@@ -295,6 +296,13 @@ scoped_current_stream::scoped_current_stream(stream_view stream, int device, boo
       }
     }
   }
+  if (const streamlike_current_stream_registry* to = current::forwarded()) {
+    // The process's registry is another copy's: the scope is opened there, where every copy reads.
+    current::registry_message message;
+    const int status = to->enter(device_, stream.get(), &saved_, message.text, sizeof message.text);
+    if (status != STREAMLIKE_CURRENT_STREAM_OK) current::throw_forwarded(status, "scoped_current_stream", message);
+    return;
+  }
   const current::provider_list& list = current::providers();
   auto saved = std::make_unique<current::saved_streams>(list);
   saved->stream = stream.get();
@@ -337,6 +345,10 @@ scoped_current_stream::scoped_current_stream(stream_view stream, int device, boo
 }
 
 scoped_current_stream::~scoped_current_stream() {
+  if (const streamlike_current_stream_registry* to = current::forwarded()) {
+    (void)to->leave(saved_);
+    return;
+  }
   auto* saved = static_cast<current::saved_streams*>(saved_);
   // Out of the thread's chain, wherever it is in it (a Python block may end out of order).
   for (current::saved_streams** link = &current::this_thread.innermost_scope; *link != nullptr;
@@ -352,6 +364,16 @@ scoped_current_stream::~scoped_current_stream() {
 
 std::vector<current_stream_answer> current_stream_conflicts(int device) {
   device = current::resolve_device(device, "current_stream_conflicts");
+  if (const streamlike_current_stream_registry* to = current::forwarded()) {
+    std::vector<current_stream_answer> answers;
+    const auto each = [](void* context, const char* name, void* stream) {
+      static_cast<std::vector<current_stream_answer>*>(context)->push_back(
+          current_stream_answer{name, stream_view{static_cast<cudaStream_t>(stream)}});
+    };
+    if (to->conflicts(device, each, &answers) != STREAMLIKE_CURRENT_STREAM_OK)
+      throw error(cudaErrorUnknown, "current_stream_conflicts", "the process's current-stream registry failed");
+    return answers;
+  }
   const current::provider_list& list = current::providers();
   const current::answer chosen = current::current_answer(list, device);
   std::vector<current_stream_answer> out;

@@ -2,6 +2,7 @@
 // _set, _restore, _register, _unregister and the sized table of them, each a thin call into the
 // C++ core that turns its exceptions into the C status codes.
 #include <streamlike/c/current_stream_provider.h>
+#include <streamlike/c/current_stream_registry.h>
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_check.hpp>
 #include <streamlike/current_stream_providers.hpp>
@@ -69,14 +70,15 @@ STREAMLIKE_API int streamlike_current_stream_unregister(const char* name) {
 static int check_enabled_for_c(void) { return streamlike::current_stream_check_enabled() ? 1 : 0; }
 
 STREAMLIKE_API const streamlike_current_stream_api* streamlike_current_stream_api_table(void) {
-  static constexpr streamlike_current_stream_api table = {STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION,
-                                                          STREAMLIKE_CURRENT_STREAM_API_MINOR_VERSION,
-                                                          &streamlike_current_stream_get,
-                                                          &streamlike_current_stream_set,
-                                                          &streamlike_current_stream_restore,
-                                                          &streamlike_current_stream_register,
-                                                          &streamlike_current_stream_unregister,
-                                                          &check_enabled_for_c};
+  static const streamlike_current_stream_api table = {STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION,
+                                                      STREAMLIKE_CURRENT_STREAM_API_MINOR_VERSION,
+                                                      &streamlike_current_stream_get,
+                                                      &streamlike_current_stream_set,
+                                                      &streamlike_current_stream_restore,
+                                                      &streamlike_current_stream_register,
+                                                      &streamlike_current_stream_unregister,
+                                                      &check_enabled_for_c,
+                                                      streamlike_current_stream_registry_table()};
   return &table;
 }
 

@@ -1,5 +1,6 @@
 // The opt-in check that a stream given to streamlike is the current one (current_stream_check.hpp).
 #include "current_stream_registry.hpp"
+#include "current_stream_shared.hpp"
 
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_check.hpp>
@@ -45,7 +46,18 @@ check_state& state() noexcept {
 namespace detail {
 std::atomic<bool> current_stream_check_on{enabled_by_environment()};
 
+void forget_reported_sites() noexcept {
+  check_state& s = state();
+  const std::lock_guard<std::mutex> guard(s.lock);
+  s.reported.clear();
+}
+
 void report_if_not_current(stream_view given, int device, const char* site) noexcept {
+  // The process's registry decides and reports: one set of reported sites, one reporter.
+  if (const streamlike_current_stream_registry* to = current::forwarded()) {
+    to->check(device, given.get(), site);
+    return;
+  }
   try {
     const current::answer now = current::current_answer(current::providers(/*throttled=*/true), device);
     const stream_view current{static_cast<cudaStream_t>(now.stream)};
@@ -78,9 +90,8 @@ void report_if_not_current(stream_view given, const char* site) noexcept {
 void set_current_stream_check(bool on) noexcept {
   if (on) {
     // Each time the check is turned on, every call site may report again (once).
-    check_state& s = state();
-    const std::lock_guard<std::mutex> guard(s.lock);
-    s.reported.clear();
+    if (const streamlike_current_stream_registry* to = detail::current::forwarded()) to->forget_reported();
+    detail::forget_reported_sites();
   }
   detail::current_stream_check_on.store(on, std::memory_order_relaxed);
 }
@@ -88,6 +99,10 @@ void set_current_stream_check(bool on) noexcept {
 bool current_stream_check_enabled() noexcept { return detail::current_stream_check_on.load(std::memory_order_relaxed); }
 
 current_stream_check_reporter set_current_stream_check_reporter(current_stream_check_reporter reporter) noexcept {
+  if (const streamlike_current_stream_registry* to = detail::current::forwarded()) {
+    return reinterpret_cast<current_stream_check_reporter>(
+        to->set_reporter(reinterpret_cast<void (*)(void)>(reporter))); // the registry reports
+  }
   check_state& s = state();
   const std::lock_guard<std::mutex> guard(s.lock);
   const current_stream_check_reporter previous = s.reporter;

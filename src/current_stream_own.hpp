@@ -39,6 +39,9 @@ inline void* own_read(std::int32_t device) noexcept { return own_read(this_threa
 
 /// The name the provider registers under (it cannot be unregistered).
 inline constexpr const char* own_name = "streamlike";
+/// The name of the one entry of a copy that forwards to another copy's registry (never listed:
+/// listings forward too).
+inline constexpr const char* forwarded_name = "streamlike-registry";
 
 /// The provider's table: priority STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE, get, set, and
 /// enter/leave by token.

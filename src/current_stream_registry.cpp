@@ -5,9 +5,11 @@
 #include "current_stream_discovery.hpp"
 #include "current_stream_own.hpp"
 #include "current_stream_registry.hpp"
+#include "current_stream_shared.hpp"
 
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_providers.hpp>
+#include <streamlike/error.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -56,12 +58,30 @@ std::vector<provider> copy_of(const registry& r) {
 
 namespace {
 
-/// The first list: streamlike's own provider alone.
+/// current_stream() of a copy that forwards: the registry's answer for a device this copy checked.
+int forwarded_get(void* context, std::int32_t device, void** stream) {
+  return static_cast<const streamlike_current_stream_registry*>(context)->current(device, stream);
+}
+
+/// The first list: streamlike's own provider alone; in a copy that forwards to another copy's
+/// registry, that registry's answer alone, complete (that registry looks for frameworks).
 const provider_list* initial_list(registry& r) {
+  const streamlike_current_stream_registry* to = forwarded();
   const std::lock_guard<std::mutex> lock(r.write);
   if (const provider_list* list = r.list.load(std::memory_order_acquire)) return list;
   std::vector<provider> entries;
-  entries.push_back(provider{own_provider(), own_name, direct_get{direct_kind::own, nullptr, nullptr}});
+  if (to != nullptr) {
+    streamlike_current_stream_provider table{};
+    table.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
+    table.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+    table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE;
+    table.get = &forwarded_get;
+    table.context = const_cast<streamlike_current_stream_registry*>(to);
+    entries.push_back(provider{table, forwarded_name, {}});
+    r.all_found.store(true, std::memory_order_relaxed);
+  } else {
+    entries.push_back(provider{own_provider(), own_name, direct_get{direct_kind::own, nullptr, nullptr}});
+  }
   publish(r, std::move(entries));
   return r.list.load(std::memory_order_acquire);
 }
@@ -100,6 +120,15 @@ namespace current = detail::current;
 
 std::vector<current_stream_provider_info> current_stream_providers() {
   std::vector<current_stream_provider_info> out;
+  if (const streamlike_current_stream_registry* to = current::forwarded()) {
+    const auto each = [](void* context, const char* name, std::int32_t priority, int can_set) {
+      static_cast<std::vector<current_stream_provider_info>*>(context)->push_back(
+          current_stream_provider_info{name, priority, can_set != 0});
+    };
+    if (to->providers(each, &out) != STREAMLIKE_CURRENT_STREAM_OK)
+      throw error(cudaErrorUnknown, "current_stream_providers", "the process's current-stream registry failed");
+    return out;
+  }
   for (const current::provider& p : current::providers().entries)
     out.push_back(
         current_stream_provider_info{p.name, p.table.priority, p.table.set != nullptr || p.table.enter != nullptr});
@@ -138,6 +167,13 @@ void check_provider(const streamlike_current_stream_provider& provider) {
 
 void register_current_stream_provider(const streamlike_current_stream_provider& provider) {
   check_provider(provider);
+  if (const streamlike_current_stream_registry* to = current::forwarded()) {
+    current::registry_message message;
+    const int status = to->register_provider(&provider, message.text, sizeof message.text);
+    if (status != STREAMLIKE_CURRENT_STREAM_OK)
+      current::throw_forwarded(status, "register_current_stream_provider", message);
+    return;
+  }
   current::registry& r = current::the_registry();
   (void)current::providers(); // the first list exists
   const std::lock_guard<std::mutex> lock(r.write);
@@ -155,6 +191,14 @@ bool unregister_current_stream_provider(std::string_view name) {
   if (name == current::own_name) {
     throw std::invalid_argument("streamlike::unregister_current_stream_provider: streamlike's own provider "
                                 "('streamlike') cannot be removed");
+  }
+  if (const streamlike_current_stream_registry* to = current::forwarded()) {
+    current::registry_message message;
+    const int status = to->unregister_provider(std::string(name).c_str(), message.text, sizeof message.text);
+    if (status == STREAMLIKE_CURRENT_STREAM_NOT_FOUND) return false;
+    if (status != STREAMLIKE_CURRENT_STREAM_OK)
+      current::throw_forwarded(status, "unregister_current_stream_provider", message);
+    return true;
   }
   current::registry& r = current::the_registry();
   (void)current::providers();

@@ -43,6 +43,8 @@ namespace detail {
 STREAMLIKE_API extern std::atomic<bool> current_stream_check_on;
 STREAMLIKE_API void report_if_not_current(stream_view given, const char* site) noexcept;
 STREAMLIKE_API void report_if_not_current(stream_view given, int device, const char* site) noexcept;
+/// Forgets the call sites reported (this copy's; the process's registry's: set_current_stream_check).
+STREAMLIKE_API void forget_reported_sites() noexcept;
 } // namespace detail
 
 /// The hook: while the check is on, reports (once per `site`, e.g. "file.cpp:42", copied when

@@ -6,6 +6,7 @@ bound with streamlike's casters (streamlike::python::stream_or_current) takes to
 current stream", as None does.
 """
 
+from ._cupy_watch import watch as _watch_for_cupy
 from ._streamlike import (
     current_stream,
     current_stream_check_enabled,
@@ -14,6 +15,8 @@ from ._streamlike import (
     set_current_stream_check,
     use,
 )
+
+_watch_for_cupy()
 
 
 class CurrentStream:

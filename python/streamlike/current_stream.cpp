@@ -55,10 +55,12 @@ struct cupy_functions {
   PyObject* per_thread_stream = nullptr;  // cupy.cuda.Stream.ptds where CuPy has it, else nullptr
 };
 
-// Written once, by the registering thread, before the provider is published (the registry's
-// publication orders them before any call); strong references for the life of the process.
+// Written once, by the thread that registers the provider, before the provider is published (the
+// registry's publication orders them before any call); strong references for the life of the
+// process. Resolved with no lock held, as torch's functions are (below, resolve_torch).
 cupy_functions cupy;
-std::once_flag cupy_once;
+std::mutex cupy_registering; // held only to register: no Python inside
+std::atomic<bool> cupy_registered{false};
 
 /// Keeps and restores a pending Python exception around a provider's Python calls (the scope's
 /// destructor may run while one propagates).
@@ -222,11 +224,21 @@ struct torch_functions {
   PyObject* set_stream = nullptr;       // torch.cuda.set_stream, where the above is missing
 };
 
-// Written once under torch_once, before `torch_resolved` publishes it; strong references for the life
-// of the process.
+// Published once by `torch_resolved`; strong references for the life of the process. Resolved with no
+// lock held: resolving runs Python, which may let another thread run, and a thread that waits for a
+// lock while holding the GIL would then never let the resolver finish (the GIL is what it waits
+// for). Threads that resolve at once each resolve; the first to publish wins, the others drop theirs.
 torch_functions torch_api;
-std::once_flag torch_once;
+std::mutex torch_publishing; // held only to publish: no Python inside
 std::atomic<bool> torch_resolved{false};
+
+void drop(torch_functions& f) noexcept {
+  Py_XDECREF(f.stream_type);
+  Py_XDECREF(f.set_stream_by_id);
+  Py_XDECREF(f.id_names);
+  Py_XDECREF(f.set_stream);
+  f = {};
+}
 
 bool resolve_torch() noexcept {
   if (torch_resolved.load(std::memory_order_acquire)) return torch_api.stream_type != nullptr;
@@ -236,38 +248,39 @@ bool resolve_torch() noexcept {
     PyErr_Clear();
     return false; // not imported (yet): asked again next time
   }
+  torch_functions found;
+  {
+    const python_error_guard keep;
+    sd::scoped_ref torch = sd::scoped_ref::steal(PyImport_GetModule(name));
+    sd::scoped_ref cuda = sd::scoped_ref::steal(torch ? PyObject_GetAttrString(torch.get(), "cuda") : nullptr);
+    if (cuda) {
+      found.stream_type = PyObject_GetAttrString(cuda.get(), "Stream");
+      found.set_stream = PyObject_GetAttrString(cuda.get(), "set_stream");
+    }
+    PyErr_Clear();
+    if (sd::scoped_ref c = sd::scoped_ref::steal(torch ? PyObject_GetAttrString(torch.get(), "_C") : nullptr))
+      found.set_stream_by_id = PyObject_GetAttrString(c.get(), "_cuda_setStream");
+    if (found.set_stream_by_id != nullptr) {
+      found.id_names = Py_BuildValue("(sss)", "stream_id", "device_index", "device_type");
+      if (found.id_names == nullptr) Py_CLEAR(found.set_stream_by_id); // torch.cuda.set_stream then
+    }
+    PyErr_Clear();
+    if (found.stream_type == nullptr || (found.set_stream_by_id == nullptr && found.set_stream == nullptr))
+      drop(found); // not the torch this knows: the handle alone
+  }
+  bool published = false;
   try {
-    std::call_once(torch_once, [name] {
-      const python_error_guard keep;
-      torch_functions found;
-      sd::scoped_ref torch = sd::scoped_ref::steal(PyImport_GetModule(name));
-      sd::scoped_ref cuda = sd::scoped_ref::steal(torch ? PyObject_GetAttrString(torch.get(), "cuda") : nullptr);
-      if (cuda) {
-        found.stream_type = PyObject_GetAttrString(cuda.get(), "Stream");
-        found.set_stream = PyObject_GetAttrString(cuda.get(), "set_stream");
-      }
-      PyErr_Clear();
-      if (sd::scoped_ref c = sd::scoped_ref::steal(torch ? PyObject_GetAttrString(torch.get(), "_C") : nullptr))
-        found.set_stream_by_id = PyObject_GetAttrString(c.get(), "_cuda_setStream");
-      if (found.set_stream_by_id != nullptr) {
-        found.id_names = Py_BuildValue("(sss)", "stream_id", "device_index", "device_type");
-        if (found.id_names == nullptr) Py_CLEAR(found.set_stream_by_id); // torch.cuda.set_stream then
-      }
-      PyErr_Clear();
-      if (found.stream_type == nullptr || (found.set_stream_by_id == nullptr && found.set_stream == nullptr)) {
-        Py_XDECREF(found.stream_type);
-        Py_XDECREF(found.set_stream_by_id);
-        Py_XDECREF(found.id_names);
-        Py_XDECREF(found.set_stream);
-        found = {}; // not the torch this knows: the handle alone
-      }
+    const std::lock_guard<std::mutex> lock(torch_publishing);
+    if (!torch_resolved.load(std::memory_order_relaxed)) {
       torch_api = found;
       torch_resolved.store(true, std::memory_order_release);
-    });
+      published = true;
+    }
   } catch (...) {
-    return false; // std::call_once could not run: the handle alone
+    // The mutex could not be taken (a system error): asked again next time.
   }
-  return torch_api.stream_type != nullptr;
+  if (!published) drop(found); // another thread published first (or none could)
+  return torch_resolved.load(std::memory_order_acquire) && torch_api.stream_type != nullptr;
 }
 
 void let_torch_see_its_object(PyObject* stream) noexcept {
@@ -387,8 +400,7 @@ PyType_Slot use_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&use_travers
 namespace streamlike_package {
 
 void register_cupy_if_loaded() noexcept {
-  static std::atomic<bool> done{false};
-  if (done.load(std::memory_order_acquire)) return;
+  if (cupy_registered.load(std::memory_order_acquire)) return;
   static std::atomic<PyObject*> name_slot{nullptr};
   PyObject* name = sd::interned(name_slot, "cupy");
   if (name == nullptr) {
@@ -400,27 +412,38 @@ void register_cupy_if_loaded() noexcept {
     PyErr_Clear();
     return;
   }
+  // CuPy's functions, found with no lock held (Python runs here).
+  cupy_functions found;
+  {
+    const python_error_guard keep;
+    sd::scoped_ref cuda = sd::scoped_ref::steal(PyImport_ImportModule("cupy.cuda"));
+    if (!cuda) return; // asked again next time
+    found.get_current_stream = PyObject_GetAttrString(cuda.get(), "get_current_stream");
+    found.external_stream = PyObject_GetAttrString(cuda.get(), "ExternalStream");
+    if (sd::scoped_ref stream_type = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "Stream"))) {
+      found.null_stream = PyObject_GetAttrString(stream_type.get(), "null");
+      if (PyObject_HasAttrString(stream_type.get(), "ptds") == 1)
+        found.per_thread_stream = PyObject_GetAttrString(stream_type.get(), "ptds");
+    }
+  }
+  const auto drop = [](cupy_functions& f) {
+    Py_XDECREF(f.get_current_stream);
+    Py_XDECREF(f.external_stream);
+    Py_XDECREF(f.null_stream);
+    Py_XDECREF(f.per_thread_stream);
+    f = {};
+  };
+  if (found.get_current_stream == nullptr || found.external_stream == nullptr || found.null_stream == nullptr) {
+    drop(found);
+    cupy_registered.store(true, std::memory_order_release); // not the CuPy this provider knows: no provider
+    return;
+  }
+  bool kept = false;
   try {
-    std::call_once(cupy_once, [] {
-      const python_error_guard keep;
-      sd::scoped_ref cuda = sd::scoped_ref::steal(PyImport_ImportModule("cupy.cuda"));
-      if (!cuda) return;
-      cupy_functions found;
-      found.get_current_stream = PyObject_GetAttrString(cuda.get(), "get_current_stream");
-      found.external_stream = PyObject_GetAttrString(cuda.get(), "ExternalStream");
-      if (sd::scoped_ref stream_type = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "Stream"))) {
-        found.null_stream = PyObject_GetAttrString(stream_type.get(), "null");
-        if (PyObject_HasAttrString(stream_type.get(), "ptds") == 1)
-          found.per_thread_stream = PyObject_GetAttrString(stream_type.get(), "ptds");
-      }
-      if (found.get_current_stream == nullptr || found.external_stream == nullptr || found.null_stream == nullptr) {
-        Py_XDECREF(found.get_current_stream);
-        Py_XDECREF(found.external_stream);
-        Py_XDECREF(found.null_stream);
-        Py_XDECREF(found.per_thread_stream);
-        return; // not the CuPy this provider knows: no provider
-      }
+    const std::lock_guard<std::mutex> lock(cupy_registering); // registration runs no Python
+    if (!cupy_registered.load(std::memory_order_relaxed)) {
       cupy = found;
+      kept = true;
       streamlike_current_stream_provider table{};
       table.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
       table.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
@@ -434,11 +457,12 @@ void register_cupy_if_loaded() noexcept {
       } catch (...) {
         // registered already (by the application under that name): leave it
       }
-    });
+      cupy_registered.store(true, std::memory_order_release);
+    }
   } catch (...) {
-    return; // std::call_once could not run (a system error): try again next time
+    // The mutex could not be taken (a system error): asked again next time.
   }
-  done.store(true, std::memory_order_release);
+  if (!kept) drop(found); // another thread registered first
 }
 
 void bind_current_stream(nb::module_& m) {
@@ -464,6 +488,9 @@ void bind_current_stream(nb::module_& m) {
       .def_prop_ro("device", &use_scope::device, "The device it is (or will be) current on; None: the stream's.");
   m.attr("use").attr("__module__") = "streamlike";
 
+  m.def(
+      "_register_cupy_if_loaded", []() { streamlike_package::register_cupy_if_loaded(); },
+      "Registers CuPy's current-stream provider once `cupy` is imported (the package's import hook calls it).");
   m.def(
       "current_stream_providers",
       []() {

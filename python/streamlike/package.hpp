@@ -230,7 +230,8 @@ extern PyGetSetDef common_getset[];
 /// that, one atomic load. The calling thread can call Python. Called before every call that reads
 /// the current stream, the capture checks of sync, is_done and elapsed_ms included: CuPy's capture
 /// (`with s: s.begin_capture()`) is seen only through CuPy's current stream. Registration runs once
-/// per process (std::call_once: safe in the free-threaded build too) (current_stream.cpp).
+/// per process; CuPy is resolved with no lock held (Python runs no lock a GIL holder may wait on)
+/// (current_stream.cpp). The package's import hook (_cupy_watch.py) calls it once `cupy` is imported.
 void register_cupy_if_loaded() noexcept;
 
 /// StreamView.partition and Stream.partition: a PartitionInfo for a stream of a green context, None

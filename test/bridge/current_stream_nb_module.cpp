@@ -1,5 +1,6 @@
 // The nanobind current-stream test module: current_stream_functions.hpp bound with
-// streamlike/python/nanobind_current_stream.hpp.
+// streamlike/python/nanobind_current_stream.hpp. Built twice (test/bridge/meson.build): linked to
+// libstreamlike.so, and as streamlike_current_static_test with a static copy of its own.
 #include <streamlike/python/nanobind_current_stream.hpp>
 
 #include <nanobind/stl/pair.h>
@@ -11,7 +12,11 @@
 
 namespace nb = nanobind;
 
-NB_MODULE(streamlike_current_nb_test, m) {
+#ifndef CURRENT_TEST_MODULE
+#  define CURRENT_TEST_MODULE streamlike_current_nb_test
+#endif
+
+NB_MODULE(CURRENT_TEST_MODULE, m) {
   current_test::bind_common(m);
   m.def("stream_arg", &current_test::stream_arg, nb::arg("stream") = nb::none());
   m.def("memset_on", &current_test::memset_on, nb::arg("address"), nb::arg("nbytes"), nb::arg("value"),

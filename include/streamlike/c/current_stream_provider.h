@@ -116,7 +116,7 @@ int streamlike_current_stream_restore(void* token);
  * major version and, for a field a later minor appends, the minor. The package's functions need
  * the GIL held (CuPy's provider runs Python). */
 #define STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION 1
-#define STREAMLIKE_CURRENT_STREAM_API_MINOR_VERSION 0
+#define STREAMLIKE_CURRENT_STREAM_API_MINOR_VERSION 1
 #define STREAMLIKE_CURRENT_STREAM_API_CAPSULE "streamlike._streamlike._current_stream_api"
 
 typedef struct streamlike_current_stream_api {
@@ -128,6 +128,10 @@ typedef struct streamlike_current_stream_api {
   int (*register_provider)(const streamlike_current_stream_provider*); /* streamlike_current_stream_register */
   int (*unregister_provider)(const char* name);                        /* streamlike_current_stream_unregister */
   int (*check_enabled)(void); /* 1 while this copy's current-stream check is on (its switch) */
+  /* Minor 1: the process's registry this copy uses (streamlike/c/current_stream_registry.h). A
+   * copy whose streamlike_current_stream_registry_table() is the same reads the same current
+   * stream already: it need not ask this table. */
+  const struct streamlike_current_stream_registry* registry;
 } streamlike_current_stream_api;
 
 /* This copy of libstreamlike's table (never NULL, valid for the life of the process). */

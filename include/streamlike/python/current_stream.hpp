@@ -65,7 +65,10 @@ namespace detail {
 
 } // namespace detail
 
-/// Registers the streamlike package's answer as a current-stream provider of this module's copy of
+/// Where the package's copy and this module's share the process's registry (docs/current-stream.md,
+/// "One registry per process": every copy of this release), there is nothing to link: true, and
+/// nothing registered. Else (a package of an older release), registers the streamlike package's
+/// answer as a current-stream provider of this module's copy of
 /// libstreamlike ("streamlike-package", asked just before streamlike's own), so that C++ code that
 /// calls streamlike::current_stream() in this module also sees `with streamlike.use(...)` blocks
 /// and CuPy's current stream, which live in the package's copy, and so that a
@@ -74,7 +77,9 @@ namespace detail {
 /// linked (also when it already was). The provider answers, enters and leaves only on threads that
 /// can call Python (an attached thread state); elsewhere it is skipped.
 inline bool link_package_current_stream() {
-  if (detail::package_current_stream() == nullptr) return false;
+  const package_current_stream_api* api = detail::package_current_stream();
+  if (api == nullptr) return false;
+  if (detail::shares_registry(api)) return true; // one registry already: the package's answer is this copy's
   streamlike_current_stream_provider table{};
   table.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
   table.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;

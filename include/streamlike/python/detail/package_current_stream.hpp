@@ -6,6 +6,7 @@
 #define STREAMLIKE_PYTHON_DETAIL_PACKAGE_CURRENT_STREAM_HPP
 
 #include <streamlike/c/current_stream_provider.h>
+#include <streamlike/c/current_stream_registry.h>
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_check.hpp>
 #include <streamlike/python/detail/cpython.hpp>
@@ -66,6 +67,12 @@ namespace detail {
   return api;
 }
 
+/// Whether the package's copy and this module's use one registry (docs/current-stream.md, "One
+/// registry per process"): then this copy's answer is the package's, and nothing need ask it.
+[[nodiscard]] inline bool shares_registry(const package_current_stream_api* api) noexcept {
+  return api != nullptr && api->minor_version >= 1 && api->registry == streamlike_current_stream_registry_table();
+}
+
 /// Whether the current-stream check is on for this module's check sites: its own copy's switch
 /// (its STREAMLIKE_CHECK_CURRENT_STREAM or its own call), or the package's (Python's
 /// streamlike.set_current_stream_check), read through the package's table. GIL held.
@@ -80,7 +87,7 @@ namespace detail {
 [[nodiscard]] inline stream_view current_stream_for_python() {
   const stream_view mine = streamlike::current_stream();
   if (!mine.is_default()) return mine;
-  if (const package_current_stream_api* api = package_current_stream()) {
+  if (const package_current_stream_api* api = package_current_stream(); api != nullptr && !shares_registry(api)) {
     void* theirs = nullptr;
     if (api->get(-1, &theirs) == STREAMLIKE_CURRENT_STREAM_OK && theirs != nullptr)
       return stream_view{static_cast<cudaStream_t>(theirs)};
