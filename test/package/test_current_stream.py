@@ -52,6 +52,17 @@ def test_without_a_scope_the_current_stream_is_the_default_one(sl):
     assert sl.current_stream(device=0) == view
 
 
+def test_the_default_stream_outside_any_scope_is_from_address_0_with_one_handle_and_repr(sl):
+    outside = sl.current_stream(0)  # no scope and no framework: the default stream
+    legacy = sl.from_address(0)  # the legacy default stream (docs: the same stream)
+    assert outside == legacy and not outside != legacy and hash(outside) == hash(legacy)
+    assert handle(outside) == handle(legacy) == 1 and outside.handle == 1
+    assert repr(outside).split()[1] == repr(legacy).split()[1] == "handle=0x1", (repr(outside), repr(legacy))
+    assert outside == sl.from_address(1) == sl.StreamView(FakeStream(0))  # (0, 0): the legacy default stream
+    assert outside != sl.from_address(2)  # the per-thread default stream is another stream
+    assert {outside, legacy, sl.from_address(1)} == {legacy}
+
+
 @pytest.mark.usefixtures("without_cuda")
 def test_use_makes_a_stream_current_and_restores_it(sl):
     before = handle(sl.current_stream(0))
