@@ -41,16 +41,30 @@ namespace {
 //
 // A scope enters and leaves by token, as CuPy's own `with stream:` does: enter reads CuPy's current
 // stream object and enters the scope's stream object (Stream.null for the legacy default stream,
-// the per-thread default stream's object for 0x2, else an ExternalStream of the handle), which
+// the per-thread default stream's object for 0x2, else CuPy's object for the handle), which
 // pushes it on CuPy's per-thread, per-device stack of `with` blocks; the token keeps both objects.
 // Leave exits the scope's object (popping the stack) and makes the very object that was current
 // before current again (use()). Entering as `with` does, not by use(), is what lets an inner CuPy
 // block end well: CuPy's block exit makes the top of its stack current, which use() never changes.
 // Nothing is cached and nothing outlives the scope.
+//
+// CuPy's object for a handle: Stream.from_external(obj) where CuPy has it (CuPy 14 deprecates
+// ExternalStream for it); it takes any __cuda_stream__ object, so it is handed the use block's own
+// stream object (a streamlike one as it is, any other in a StreamView that holds it; the CuPy
+// object may then keep it alive) or, for a C++ scope, a StreamView of the handle. Where CuPy has only ExternalStream(handle, device), it is called with its
+// DeprecationWarning ignored around that one call: no streamlike call emits a warning of CuPy's,
+// which under `python -W error` would be an exception.
+//
+// A provider answers the registry by status only; the Python error behind a failure is kept for
+// the use block being entered on this thread (provider_failure), which raises the registry's
+// error from it, so the caller sees why CuPy refused.
 
 struct cupy_functions {
   PyObject* get_current_stream = nullptr; // cupy.cuda.get_current_stream
-  PyObject* external_stream = nullptr;    // cupy.cuda.ExternalStream
+  PyObject* from_external = nullptr;      // cupy.cuda.Stream.from_external where CuPy has it, else nullptr
+  PyObject* external_stream = nullptr;    // cupy.cuda.ExternalStream, where from_external is missing
+  PyObject* catch_warnings = nullptr;     // warnings.catch_warnings and warnings.simplefilter: with
+  PyObject* simplefilter = nullptr;       // external_stream only, to ignore its DeprecationWarning
   PyObject* null_stream = nullptr;        // cupy.cuda.Stream.null: CuPy's name for the legacy default stream
   PyObject* per_thread_stream = nullptr;  // cupy.cuda.Stream.ptds where CuPy has it, else nullptr
 };
@@ -62,12 +76,21 @@ cupy_functions cupy;
 std::mutex cupy_registering; // held only to register: no Python inside
 std::atomic<bool> cupy_registered{false};
 
+/// Where a provider's Python error goes while a use block is entered on this thread (the block
+/// raises its error from it); nullptr elsewhere, where the error is dropped: a provider answers
+/// the registry by status only.
+thread_local sd::saved_error* provider_failure = nullptr;
+
 /// Keeps and restores a pending Python exception around a provider's Python calls (the scope's
-/// destructor may run while one propagates).
+/// destructor may run while one propagates). An error the calls leave raised is handed to the use
+/// block being entered (provider_failure), the first one only, else dropped.
 class python_error_guard {
 public:
   python_error_guard() noexcept : raised_(sd::saved_error::fetch()) {}
   ~python_error_guard() {
+    if (provider_failure != nullptr && !*provider_failure && PyErr_Occurred() != nullptr) {
+      *provider_failure = sd::saved_error::fetch();
+    }
     PyErr_Clear();
     raised_.restore();
   }
@@ -77,6 +100,41 @@ public:
 private:
   sd::saved_error raised_;
 };
+
+/// With an exception raised, makes `cause` its __cause__ (`raise ... from cause`); with none
+/// raised or no cause, changes nothing.
+void raise_from(sd::saved_error cause) noexcept {
+  if (!cause || PyErr_Occurred() == nullptr) return;
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* raised = PyErr_GetRaisedException();
+  cause.restore();
+  PyObject* why = PyErr_GetRaisedException();
+#else
+  PyObject *type = nullptr, *raised = nullptr, *traceback = nullptr;
+  PyErr_Fetch(&type, &raised, &traceback);
+  PyErr_NormalizeException(&type, &raised, &traceback);
+  if (raised != nullptr && traceback != nullptr) (void)PyException_SetTraceback(raised, traceback);
+  cause.restore();
+  PyObject *why_type = nullptr, *why = nullptr, *why_traceback = nullptr;
+  PyErr_Fetch(&why_type, &why, &why_traceback);
+  PyErr_NormalizeException(&why_type, &why, &why_traceback);
+  if (why != nullptr && why_traceback != nullptr) (void)PyException_SetTraceback(why, why_traceback);
+  Py_XDECREF(why_type);
+  Py_XDECREF(why_traceback);
+#endif
+  if (raised != nullptr && why != nullptr) {
+    Py_INCREF(why);
+    PyException_SetCause(raised, why);   // steals one reference
+    PyException_SetContext(raised, why); // steals the other
+  } else {
+    Py_XDECREF(why);
+  }
+#if PY_VERSION_HEX >= 0x030C0000
+  PyErr_SetRaisedException(raised);
+#else
+  PyErr_Restore(type, raised, traceback);
+#endif
+}
 
 /// CuPy's current stream object on `device` (a new reference), or nullptr with an error set.
 PyObject* cupy_current(int32_t device) noexcept {
@@ -115,8 +173,64 @@ bool call_on_device(int32_t device, Call&& call) noexcept {
   return static_cast<bool>(sd::scoped_ref::steal(call()));
 }
 
+/// The use block being entered on this thread: its stream object (borrowed, for that entry only)
+/// and handle, which CuPy's provider hands to Stream.from_external; and where a provider's Python
+/// error goes (provider_failure).
+struct entering_block {
+  PyObject* object = nullptr;
+  void* handle = nullptr;
+};
+thread_local entering_block entering;
+
+/// Marks a use block's entry on this thread for its lifetime (see entering_block).
+class use_entry {
+public:
+  use_entry(PyObject* object, stream_view stream, sd::saved_error& failure) noexcept
+      : outer_(entering), outer_failure_(provider_failure) {
+    entering = entering_block{object, static_cast<void*>(stream.get())};
+    provider_failure = &failure;
+  }
+  ~use_entry() {
+    entering = outer_;
+    provider_failure = outer_failure_;
+  }
+  use_entry(const use_entry&) = delete;
+  use_entry& operator=(const use_entry&) = delete;
+
+private:
+  entering_block outer_;
+  sd::saved_error* outer_failure_;
+};
+
+/// cupy.cuda.ExternalStream(handle, device) with its DeprecationWarning ignored around this call
+/// alone (warnings.catch_warnings restores the filters, also when the call raises).
+PyObject* external_stream_quietly(int32_t device, void* stream) noexcept {
+  sd::scoped_ref quiet = sd::scoped_ref::steal(PyObject_CallNoArgs(cupy.catch_warnings));
+  if (!quiet) return nullptr;
+  sd::scoped_ref entered = sd::scoped_ref::steal(PyObject_CallMethod(quiet.get(), "__enter__", nullptr));
+  if (!entered) return nullptr;
+  sd::scoped_ref ignored =
+      sd::scoped_ref::steal(PyObject_CallFunction(cupy.simplefilter, "sO", "ignore", PyExc_DeprecationWarning));
+  PyObject* made = nullptr;
+  if (ignored) {
+    made = PyObject_CallFunction(cupy.external_stream, "Ki",
+                                 static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(stream)),
+                                 static_cast<int>(device));
+  }
+  sd::saved_error raised = sd::saved_error::fetch();
+  sd::scoped_ref left =
+      sd::scoped_ref::steal(PyObject_CallMethod(quiet.get(), "__exit__", "OOO", Py_None, Py_None, Py_None));
+  if (!left) {
+    Py_XDECREF(made);
+    return nullptr; // the filters could not be restored: that error, not the call's
+  }
+  raised.restore();
+  return made;
+}
+
 /// CuPy's object for `stream` on `device` (a new reference): its own default streams' objects for
-/// the default streams, an ExternalStream for any other handle.
+/// the default streams, else Stream.from_external of the entering block's stream object (or of a
+/// StreamView of the handle), or a quiet ExternalStream where CuPy lacks from_external.
 PyObject* cupy_object_for(int32_t device, void* stream) noexcept {
   if (stream == nullptr || stream == static_cast<void*>(cudaStreamLegacy)) {
     Py_INCREF(cupy.null_stream);
@@ -126,9 +240,17 @@ PyObject* cupy_object_for(int32_t device, void* stream) noexcept {
     Py_INCREF(cupy.per_thread_stream);
     return cupy.per_thread_stream;
   }
-  return PyObject_CallFunction(cupy.external_stream, "Ki",
-                               static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(stream)),
-                               static_cast<int>(device));
+  if (cupy.from_external == nullptr) return external_stream_quietly(device, stream);
+  // A streamlike Stream or StreamView goes as it is; any other object (it may offer only
+  // __cuda_stream_owned__) in a StreamView that keeps it alive.
+  PyObject* object = entering.handle == stream ? entering.object : nullptr;
+  sd::scoped_ref exporter =
+      object != nullptr && (streamlike_package::is_stream(object) || streamlike_package::is_view(object))
+          ? sd::scoped_ref::borrow(object)
+          : sd::scoped_ref::steal(streamlike_package::new_view(stream_view{static_cast<cudaStream_t>(stream)}, object,
+                                                               streamlike_package::source_streamlike));
+  if (!exporter) return nullptr;
+  return PyObject_CallOneArg(cupy.from_external, exporter.get());
 }
 
 int cupy_enter(void*, int32_t device, void* stream, void** token) {
@@ -136,15 +258,23 @@ int cupy_enter(void*, int32_t device, void* stream, void** token) {
   const python_error_guard keep;
   sd::scoped_ref previous = sd::scoped_ref::steal(cupy_current(device)); // the very object, put back by leave
   if (!previous) return STREAMLIKE_CURRENT_STREAM_FAILED;
-  sd::scoped_ref target = sd::scoped_ref::steal(cupy_object_for(device, stream));
-  if (!target) return STREAMLIKE_CURRENT_STREAM_FAILED;
-  PyObject* entered = PyTuple_Pack(2, previous.get(), target.get());
+  // (previous, target), made before CuPy's block is entered so that nothing can fail after it.
+  PyObject* entered = PyTuple_New(2);
   if (entered == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
-  if (!call_on_device(device, [&] { return PyObject_CallMethod(target.get(), "__enter__", nullptr); })) {
+  Py_INCREF(previous.get());
+  PyTuple_SET_ITEM(entered, 0, previous.get()); // steals
+  // The target is made on its device too: CuPy gives an object made from a handle the current device.
+  const bool entered_block = call_on_device(device, [&]() -> PyObject* {
+    PyObject* target = cupy_object_for(device, stream);
+    if (target == nullptr) return nullptr;
+    PyTuple_SET_ITEM(entered, 1, target); // steals
+    return PyObject_CallMethod(target, "__enter__", nullptr);
+  });
+  if (!entered_block) {
     Py_DECREF(entered);
     return STREAMLIKE_CURRENT_STREAM_FAILED;
   }
-  *token = entered; // (previous, target): the token's reference, dropped by leave
+  *token = entered; // the token's reference, dropped by leave
   return STREAMLIKE_CURRENT_STREAM_OK;
 }
 
@@ -322,8 +452,16 @@ public:
     if (scope_)
       throw std::runtime_error("streamlike.use: this block is already entered; make a new use(...) per with-statement");
     streamlike_package::register_cupy_if_loaded();
-    scope_ = device_ ? std::make_unique<streamlike::scoped_current_stream>(view_, *device_)
-                     : std::make_unique<streamlike::scoped_current_stream>(view_);
+    sd::saved_error provider_error; // a provider's Python error, the cause of the scope's
+    try {
+      const use_entry entry(object_.ptr(), view_, provider_error);
+      scope_ = device_ ? std::make_unique<streamlike::scoped_current_stream>(view_, *device_)
+                       : std::make_unique<streamlike::scoped_current_stream>(view_);
+    } catch (...) {
+      sd::set_error_from_current_exception();
+      raise_from(std::move(provider_error)); // raise ... from the provider's error
+      throw nb::python_error();
+    }
     thread_ = std::this_thread::get_id();
     let_torch_see_its_object(object_.ptr());
     return *this;
@@ -419,21 +557,35 @@ void register_cupy_if_loaded() noexcept {
     sd::scoped_ref cuda = sd::scoped_ref::steal(PyImport_ImportModule("cupy.cuda"));
     if (!cuda) return; // asked again next time
     found.get_current_stream = PyObject_GetAttrString(cuda.get(), "get_current_stream");
-    found.external_stream = PyObject_GetAttrString(cuda.get(), "ExternalStream");
     if (sd::scoped_ref stream_type = sd::scoped_ref::steal(PyObject_GetAttrString(cuda.get(), "Stream"))) {
       found.null_stream = PyObject_GetAttrString(stream_type.get(), "null");
       if (PyObject_HasAttrString(stream_type.get(), "ptds") == 1)
         found.per_thread_stream = PyObject_GetAttrString(stream_type.get(), "ptds");
+      if (PyObject_HasAttrString(stream_type.get(), "from_external") == 1)
+        found.from_external = PyObject_GetAttrString(stream_type.get(), "from_external");
+    }
+    if (found.from_external == nullptr) {
+      found.external_stream = PyObject_GetAttrString(cuda.get(), "ExternalStream");
+      if (sd::scoped_ref warnings = sd::scoped_ref::steal(PyImport_ImportModule("warnings"))) {
+        found.catch_warnings = PyObject_GetAttrString(warnings.get(), "catch_warnings");
+        found.simplefilter = PyObject_GetAttrString(warnings.get(), "simplefilter");
+      }
     }
   }
   const auto drop = [](cupy_functions& f) {
     Py_XDECREF(f.get_current_stream);
+    Py_XDECREF(f.from_external);
     Py_XDECREF(f.external_stream);
+    Py_XDECREF(f.catch_warnings);
+    Py_XDECREF(f.simplefilter);
     Py_XDECREF(f.null_stream);
     Py_XDECREF(f.per_thread_stream);
     f = {};
   };
-  if (found.get_current_stream == nullptr || found.external_stream == nullptr || found.null_stream == nullptr) {
+  const bool makes_streams =
+      found.from_external != nullptr ||
+      (found.external_stream != nullptr && found.catch_warnings != nullptr && found.simplefilter != nullptr);
+  if (found.get_current_stream == nullptr || found.null_stream == nullptr || !makes_streams) {
     drop(found);
     cupy_registered.store(true, std::memory_order_release); // not the CuPy this provider knows: no provider
     return;

@@ -17,6 +17,7 @@
 #include <nanobind/nanobind.h>
 
 #include <streamlike/python/detail/translate_exceptions.hpp>
+#include <streamlike/default_stream.hpp>
 #include <streamlike/python/nanobind.hpp>
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_view.hpp>
@@ -176,7 +177,15 @@ template <class IsDone>
 /// it has one, else its facts cache.
 [[nodiscard]] const shared_stream& facts_of(PyObject* self);
 
-/// A new StreamView of `view` holding `exporter` (may be nullptr).
+/// One default stream, one handle: the handle 0 is the legacy default stream here (the package is
+/// built in the legacy default-stream mode, and the library reads 0 so), so it is kept, compared,
+/// hashed and shown as cudaStreamLegacy, as from_address(0) and `__cuda_stream__` (0, 0) give it.
+[[nodiscard]] inline stream_view canonical(stream_view view) noexcept { return streamlike::resolve_default(view); }
+static_assert(!streamlike::default_stream_is_per_thread,
+              "the package is built in the legacy default-stream mode: canonical() reads the handle 0 so");
+
+/// A new StreamView of `view` (canonical: the handle 0 becomes cudaStreamLegacy) holding
+/// `exporter` (may be nullptr).
 [[nodiscard]] PyObject* new_view(stream_view view, PyObject* exporter, const char* source) noexcept;
 /// A new Stream holding `owner` (may be empty: non-owning), naming `handle`.
 [[nodiscard]] PyObject* new_stream(shared_stream owner, cudaStream_t handle, PyObject* exporter,

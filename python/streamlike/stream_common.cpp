@@ -7,6 +7,7 @@
 #include <streamlike/event.hpp>
 #include <streamlike/python/detail/reference_block.hpp>
 
+#include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -352,19 +353,24 @@ PyObject* common_repr(PyObject* self) {
     std::snprintf(device, sizeof device, " device=%d", facts->device);
   }
   const char* ownership = owner != nullptr ? " owning" : " non-owning";
-  return PyUnicode_FromFormat("<streamlike.%s handle=%p%s%s source=%s exporter=%s>", stream ? "Stream" : "StreamView",
-                              static_cast<void*>(view.get()), device, ownership, source_of(self), exporter_type);
+  // The handle in hex, never %p (glibc writes a null pointer as "(nil)"), and canonical: a Stream
+  // made by C++ may hold the handle 0.
+  char handle[2 + 2 * sizeof(std::uintptr_t) + 1];
+  std::snprintf(handle, sizeof handle, "0x%" PRIxPTR, reinterpret_cast<std::uintptr_t>(canonical(view).get()));
+  return PyUnicode_FromFormat("<streamlike.%s handle=%s%s%s source=%s exporter=%s>", stream ? "Stream" : "StreamView",
+                              handle, device, ownership, source_of(self), exporter_type);
 }
 
 Py_hash_t common_hash(PyObject* self) {
-  const auto h = static_cast<Py_hash_t>(reinterpret_cast<std::uintptr_t>(view_of(self).get()));
+  const auto h = static_cast<Py_hash_t>(reinterpret_cast<std::uintptr_t>(canonical(view_of(self)).get()));
   return h == -1 ? -2 : h;
 }
 
-// Equal when they name the same handle (a Stream and a StreamView of one stream are equal).
+// Equal when they name the same stream (a Stream and a StreamView of one stream are equal; the
+// handles 0 and cudaStreamLegacy are one stream).
 PyObject* common_richcompare(PyObject* self, PyObject* other, int op) {
   if ((op != Py_EQ && op != Py_NE) || !(is_stream(other) || is_view(other))) Py_RETURN_NOTIMPLEMENTED;
-  const bool same = view_of(self).get() == view_of(other).get();
+  const bool same = canonical(view_of(self)) == canonical(view_of(other));
   return py_bool(same == (op == Py_EQ));
 }
 

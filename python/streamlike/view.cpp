@@ -16,7 +16,7 @@ PyObject* new_view(stream_view view, PyObject* exporter, const char* source) noe
   PyObject* self = view_type->tp_alloc(view_type, 0);
   if (self == nullptr) return nullptr;
   view_object* v = as_view(self);
-  ::new (static_cast<void*>(&v->view)) stream_view(view);
+  ::new (static_cast<void*>(&v->view)) stream_view(canonical(view));
   ::new (static_cast<void*>(&v->owner)) shared_stream();
   v->exporter = exporter;
   Py_XINCREF(exporter);

@@ -24,11 +24,20 @@ namespace {
 cudaStream_t fake_handle(std::uintptr_t address) { return reinterpret_cast<cudaStream_t>(address); }
 } // namespace
 
+// Built twice: against RMM 26.10, and against a copy of its headers as 26.12 ships them, without
+// rmm::cuda_stream_view (test/adapters/rmm_without_cuda_stream_view.py); the build says which
+// (STREAMLIKE_TEST_RMM_HAS_CUDA_STREAM_VIEW).
+TEST_CASE("the adapter sees whether RMM still has rmm::cuda_stream_view") {
+  static_assert(STREAMLIKE_RMM_HAS_CUDA_STREAM_VIEW == STREAMLIKE_TEST_RMM_HAS_CUDA_STREAM_VIEW);
+  CHECK(RMM_VERSION_MAJOR >= 26);
+}
+
+#if STREAMLIKE_RMM_HAS_CUDA_STREAM_VIEW
 // rmm::cuda_stream_view is deprecated since RMM 26.x, and still what most RMM-based code passes.
-#if defined(__GNUC__)
-#  pragma GCC diagnostic push
-#  pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
+#  if defined(__GNUC__)
+#    pragma GCC diagnostic push
+#    pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#  endif
 TEST_CASE("rmm::cuda_stream_view is a view: stream_like through the core, not exportable") {
   static_assert(streamlike::nothrow_stream_like<rmm::cuda_stream_view>);
   static_assert(streamlike::nothrow_stream_like<const rmm::cuda_stream_view&>);
@@ -40,9 +49,10 @@ TEST_CASE("rmm::cuda_stream_view is a view: stream_like through the core, not ex
   const rmm::cuda_stream_view from_streamlike{static_cast<cudaStream_t>(stream_view{fake_handle(0x1100)})};
   CHECK(from_streamlike.value() == fake_handle(0x1100));
 }
-#if defined(__GNUC__)
-#  pragma GCC diagnostic pop
-#endif
+#  if defined(__GNUC__)
+#    pragma GCC diagnostic pop
+#  endif
+#endif // STREAMLIKE_RMM_HAS_CUDA_STREAM_VIEW
 
 TEST_CASE("the cuda::stream_ref RMM's API hands out is stream_like, and RMM takes streamlike's view") {
   static_assert(streamlike::nothrow_stream_like<cuda::stream_ref>);
@@ -52,6 +62,8 @@ TEST_CASE("the cuda::stream_ref RMM's API hands out is stream_like, and RMM take
 
 TEST_CASE("rmm::cuda_stream is a stream_owner: lvalues are viewed, temporaries refused, rvalues exported") {
   static_assert(streamlike::stream_owner<rmm::cuda_stream>);
+  // What RMM's API takes and gives in place of rmm::cuda_stream_view: its conversion to cuda::stream_ref.
+  static_assert(std::is_convertible_v<const rmm::cuda_stream&, cuda::stream_ref>);
   static_assert(streamlike::stream_like<rmm::cuda_stream&>);
   static_assert(streamlike::stream_like<const rmm::cuda_stream&>);
   // get_stream checks that the owner still holds a stream, so it may throw.

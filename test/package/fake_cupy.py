@@ -7,16 +7,36 @@ rules (cupy/cuda/stream.pyx):
   current; leaving the block pops it and makes the new top of the stack current, whatever
   ``use()`` set meanwhile (so a scope that made a stream current by ``use()`` alone would lose it
   when an inner CuPy block ends: the case that made the provider enter as ``with`` does).
+- how a stream object is made from a handle, by ``flavour``: ``"cupy14"``, CuPy 14's
+  ``Stream.from_external(obj)`` (any ``__cuda_stream__`` object, kept alive by the stream made
+  from it, on the current device) beside an ``ExternalStream(ptr, device_id)`` that warns
+  (DeprecationWarning, at the caller's line); ``"deprecated_only"``, a warning ``ExternalStream``
+  and no ``from_external``; ``"cupy13"``, a silent ``ExternalStream`` and no ``from_external``.
+
+``cuda.refused`` is a set of handles for which both ways raise RuntimeError (a CuPy that refuses a
+stream); ``cuda.streams_made()`` counts the stream objects made from handles so far.
 """
 
 import threading
 import types
+import warnings
+
+FLAVOURS = ("cupy14", "deprecated_only", "cupy13")
 
 
-def make(current_device):
+def make(current_device, flavour="cupy14"):
     """The ``cupy`` module of a fake CuPy (``cupy.cuda`` its attribute ``cuda``) whose current
-    device is ``current_device()``."""
+    device is ``current_device()``, with the stream constructors of ``flavour`` (above)."""
+    if flavour not in FLAVOURS:
+        raise ValueError(f"fake_cupy.make: flavour {flavour!r}; expected one of {FLAVOURS}")
     local = threading.local()
+    refused = set()
+    made = [0]
+
+    def check_refused(ptr):
+        if ptr in refused:
+            raise RuntimeError(f"fake CuPy refuses the stream {ptr:#x}")
+        made[0] += 1
 
     def state():
         if not hasattr(local, "current"):
@@ -65,8 +85,27 @@ def make(current_device):
             s.current[device] = stack[-1]
 
     class ExternalStream(Stream):
-        pass
+        def __init__(self, ptr, device_id=-1):
+            if flavour != "cupy13":
+                warnings.warn(
+                    "cupy.cuda.ExternalStream is deprecated; use cupy.cuda.Stream.from_external",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+            check_refused(ptr)
+            super().__init__(ptr, device_id)
 
+    def from_external(obj):
+        version, ptr = obj.__cuda_stream__()
+        if version != 0:
+            raise ValueError(f"unsupported __cuda_stream__ version {version}")
+        check_refused(ptr)
+        stream = Stream(ptr, current_device())
+        stream.external = obj  # kept alive while CuPy holds the stream
+        return stream
+
+    if flavour == "cupy14":
+        Stream.from_external = staticmethod(from_external)
     Stream.null = Stream(0)
     Stream.ptds = Stream(2)
 
@@ -78,6 +117,8 @@ def make(current_device):
     cuda.Stream = Stream
     cuda.ExternalStream = ExternalStream
     cuda.get_current_stream = get_current_stream
+    cuda.refused = refused
+    cuda.streams_made = lambda: made[0]
     cupy = types.ModuleType("cupy")
     cupy.cuda = cuda
     return cupy

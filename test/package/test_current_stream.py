@@ -52,6 +52,17 @@ def test_without_a_scope_the_current_stream_is_the_default_one(sl):
     assert sl.current_stream(device=0) == view
 
 
+def test_the_default_stream_outside_any_scope_is_from_address_0_with_one_handle_and_repr(sl):
+    outside = sl.current_stream(0)  # no scope and no framework: the default stream
+    legacy = sl.from_address(0)  # the legacy default stream (docs: the same stream)
+    assert outside == legacy and not outside != legacy and hash(outside) == hash(legacy)
+    assert handle(outside) == handle(legacy) == 1 and outside.handle == 1
+    assert repr(outside).split()[1] == repr(legacy).split()[1] == "handle=0x1", (repr(outside), repr(legacy))
+    assert outside == sl.from_address(1) == sl.StreamView(FakeStream(0))  # (0, 0): the legacy default stream
+    assert outside != sl.from_address(2)  # the per-thread default stream is another stream
+    assert {outside, legacy, sl.from_address(1)} == {legacy}
+
+
 @pytest.mark.usefixtures("without_cuda")
 def test_use_makes_a_stream_current_and_restores_it(sl):
     before = handle(sl.current_stream(0))
@@ -272,7 +283,6 @@ def test_a_stream_is_set_and_restored_in_the_package_from_c(sl, current_module):
 
 _fake_cupy = fake_cupy_module.make(lambda: 0)  # without CUDA: device 0 is current
 _FakeCupyStream = _fake_cupy.cuda.Stream
-_FakeExternalStream = _fake_cupy.cuda.ExternalStream
 
 
 @pytest.fixture
@@ -295,9 +305,12 @@ def test_cupy_gets_back_its_very_stream_object_and_keeps_nothing_alive(sl, fake_
 
     mine = _FakeCupyStream(0xE000).use()  # the caller's own CuPy stream
     seen = []
-    with sl.use(FakeStream(0xE100), device=0):
+    given = FakeStream(0xE100)
+    with sl.use(given, device=0):
         inside = fake_cupy.get_current_stream(0)
-        assert isinstance(inside, _FakeExternalStream) and inside.ptr == 0xE100
+        # CuPy 14's Stream.from_external, handed the block's own stream object (in a StreamView)
+        assert isinstance(inside, _FakeCupyStream) and inside.ptr == 0xE100
+        assert isinstance(inside.external, sl.StreamView) and inside.external.exporter is given
         scope_object = weakref.ref(inside)
         del inside
         # 70 distinct CuPy streams current in turn inside the block, each read by streamlike.
@@ -308,6 +321,7 @@ def test_cupy_gets_back_its_very_stream_object_and_keeps_nothing_alive(sl, fake_
             del s
         _FakeCupyStream(0xE100).use()
     assert fake_cupy.get_current_stream(0) is mine  # the very object, not a stream of its handle
+    del given
     gc.collect()
     assert scope_object() is None  # the scope's object did not outlive the scope
     assert all(r() is None for r in seen)  # nor did any stream streamlike read
@@ -350,6 +364,90 @@ def test_a_cpp_scope_in_a_linked_module_sets_cupy_and_the_package_too(sl, fake_c
     assert seen == (0xE500, 0xE500)  # CuPy and the package's current_stream() see the C++ scope
     assert fake_cupy.get_current_stream(0) is before
     _FakeCupyStream.null.use()
+
+
+@pytest.mark.usefixtures("without_cuda")
+def test_a_stream_cupy_refuses_fails_the_block_with_cupys_error_as_its_cause(sl, fake_cupy):
+    before = _FakeCupyStream(0xE800).use()
+    fake_cupy.refused.add(0xE810)
+    try:
+        with pytest.raises(RuntimeError, match="provider 'cupy' failed") as failed:
+            with sl.use(FakeStream(0xE810), device=0):
+                pytest.fail("the block was entered although CuPy refused its stream")
+    finally:
+        fake_cupy.refused.discard(0xE810)
+    cause = failed.value.__cause__
+    assert isinstance(cause, RuntimeError) and "fake CuPy refuses the stream 0xe810" in str(cause), repr(cause)
+    assert cause.__traceback__ is not None  # where in CuPy it was raised
+    assert fake_cupy.get_current_stream(0) is before  # nothing was left set
+    assert handle(sl.current_stream(0)) == 0xE800
+    _FakeCupyStream.null.use()
+
+
+# Each CuPy flavour in an interpreter of its own (the package resolves CuPy's functions once per
+# process), under -W error: a warning of CuPy's from a streamlike call would be an exception there.
+_CUPY_FLAVOUR_UNDER_W_ERROR = r"""
+import sys, warnings
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+import fake_cupy
+import streamlike as sl
+
+cupy = fake_cupy.make(lambda: 0, flavour=sys.argv[3])
+sys.modules["cupy"], sys.modules["cupy.cuda"] = cupy, cupy.cuda
+assert "cupy" in sl.current_stream_providers()
+filters = list(warnings.filters)
+
+
+class Protocol:
+    def __init__(self, address):
+        self.address = address
+
+    def __cuda_stream__(self):
+        return (0, self.address)
+
+
+for given in (Protocol(0xD000), sl.from_address(0xD100)):
+    with sl.use(given, device=0):
+        inside = cupy.cuda.get_current_stream(0)
+        assert inside.ptr == given.__cuda_stream__()[1], hex(inside.ptr)
+        external = getattr(inside, "external", None)
+        made_from_given = external is given or getattr(external, "exporter", None) is given
+        print("from_external" if made_from_given else type(inside).__name__)
+    assert cupy.cuda.get_current_stream(0) is cupy.cuda.Stream.null
+assert warnings.filters == filters, "the warning filters were changed"
+assert cupy.cuda.streams_made() == 2
+if sys.argv[3] != "cupy13":
+    try:
+        cupy.cuda.ExternalStream(0xD200, 0)  # CuPy's own warning still reaches its own callers
+    except DeprecationWarning:
+        print("ExternalStream still warns")
+print("done")
+"""
+
+
+@pytest.mark.usefixtures("without_cuda")
+@pytest.mark.parametrize(
+    "flavour, made_by",
+    [("cupy14", "from_external"), ("deprecated_only", "ExternalStream"), ("cupy13", "ExternalStream")],
+)
+def test_cupy_streams_are_made_without_a_warning_under_w_error(sl, installed, flavour, made_by):
+    import os
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    result = subprocess.run(
+        [installed.python or sys.executable, "-W", "error", "-c", _CUPY_FLAVOUR_UNDER_W_ERROR]
+        + [installed.site, here, flavour],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.split("\n")
+    assert lines[:2] == [made_by, made_by], result.stdout
+    assert ("ExternalStream still warns" in lines) == (flavour != "cupy13"), result.stdout
+    assert lines[-2:] == ["done", ""], result.stdout
 
 
 @pytest.mark.usefixtures("without_cuda")

@@ -181,7 +181,8 @@ class FakeFrameworks(matrix.Frameworks):
             elif handle == 2:
                 stream = _CupyStream.ptds
             else:
-                stream = _cupy_cuda.ExternalStream(handle, device)
+                with _on_device(device):  # CuPy gives a stream made from a handle the current device
+                    stream = _cupy_cuda.Stream.from_external(_Protocol(handle))
             with _on_device(device):
                 stream.__enter__()
             try:

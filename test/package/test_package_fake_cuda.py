@@ -172,7 +172,7 @@ sys.modules["cupy"], sys.modules["cupy.cuda"] = cupy, cupy.cuda
 def main():  # locals, gone before the interpreter ends
     capturing, idle = sl.Stream.create(), sl.Stream.create()
     before = idle.record(timing=True)
-    with cupy.cuda.ExternalStream(capturing.handle, 0):  # with s: s.begin_capture(), as CuPy's users do
+    with cupy.cuda.Stream.from_external(capturing):  # with s: s.begin_capture(), as CuPy's users do
         assert fake.cudaStreamBeginCapture(ctypes.c_void_p(capturing.handle), 0) == 0  # global
         try:
             {call}

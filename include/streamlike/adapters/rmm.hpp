@@ -7,7 +7,12 @@
 //
 //   rmm::cuda_stream_view   a view: stream_like through the core alone (route 2; it converts to
 //                           cudaStream_t, which is preferred over its cuda::stream_ref conversion).
-//                           Deprecated by RMM 26.x in favour of cuda::stream_ref, also stream_like.
+//                           Deprecated by RMM 26.x in favour of cuda::stream_ref, also stream_like,
+//                           and removed by RMM 26.12 (with its header and the default-stream
+//                           constants): this header includes it only where RMM still has it, and
+//                           says so with STREAMLIKE_RMM_HAS_CUDA_STREAM_VIEW (1 or 0). Where it is
+//                           gone, RMM's API takes and hands out cuda::stream_ref, which the core
+//                           takes as it is.
 //   rmm::cuda_stream        an owner (enable_stream_owner): get_stream views an lvalue, refuses a
 //                           temporary, and export_stream(std::move(s)) moves it into a
 //                           shared_stream. A moved-from one holds no stream: get_stream throws
@@ -30,7 +35,17 @@
 
 #include <rmm/cuda_stream.hpp>
 #include <rmm/cuda_stream_pool.hpp>
-#include <rmm/cuda_stream_view.hpp>
+#include <rmm/version_config.hpp>
+
+// Both the header and the version: a release that kept a stub of the header is not taken for one
+// that has the type.
+#if __has_include(<rmm/cuda_stream_view.hpp>) && \
+    (RMM_VERSION_MAJOR < 26 || (RMM_VERSION_MAJOR == 26 && RMM_VERSION_MINOR < 12))
+#  define STREAMLIKE_RMM_HAS_CUDA_STREAM_VIEW 1
+#  include <rmm/cuda_stream_view.hpp>
+#else
+#  define STREAMLIKE_RMM_HAS_CUDA_STREAM_VIEW 0
+#endif
 
 namespace streamlike {
 

@@ -28,9 +28,26 @@
 
 namespace streamlike::detail {
 
+/// The refused conversions of a temporary owner, in a class whose name says what to write instead:
+/// a deleted function is reported by its qualified name (g++: "use of deleted function", nvcc:
+/// "cannot be referenced -- it is a deleted function"), and deleted, not failing a static_assert,
+/// they keep std::is_convertible false. owner_operations brings them in with using-declarations.
+struct temporary_owner_has_no_view_name_it_or_call_export_stream_std_move_owner {
+  // Each line says it again, for compilers that show the declaration (clang++ names no class).
+  operator stream_view() && = delete;                // would dangle: name the owner, or export_stream(std::move(owner))
+  operator stream_view() const&& = delete;           // would dangle: name the owner, or export_stream(std::move(owner))
+  operator cuda::stream_ref() && = delete;           // would dangle: name the owner, or export_stream(std::move(owner))
+  operator cuda::stream_ref() const&& = delete;      // would dangle: name the owner, or export_stream(std::move(owner))
+  explicit operator cudaStream_t() && = delete;      // would dangle: name the owner, or export_stream(std::move(owner))
+  explicit operator cudaStream_t() const&& = delete; // would dangle: name the owner, or export_stream(std::move(owner))
+};
+
 /// The operations an owning stream shares with stream_view (see the file comment).
 template <class Derived>
-class STREAMLIKE_API owner_operations {
+class STREAMLIKE_API owner_operations
+    : private temporary_owner_has_no_view_name_it_or_call_export_stream_std_move_owner {
+  using refusals = temporary_owner_has_no_view_name_it_or_call_export_stream_std_move_owner;
+
 public:
   /// The view; throws streamlike::error on an empty owner (never the default stream by accident).
   [[nodiscard]] stream_view view() const { return stream_view{checked_handle("view")}; }
@@ -58,12 +75,10 @@ public:
   /// The raw handle, still owned (explicit, as rmm::cuda_stream's: an implicit one would hand the
   /// handle to any cudaStream_t or void* parameter unnoticed).
   explicit operator cudaStream_t() const& { return get(); }
-  operator stream_view() && = delete;
-  operator stream_view() const&& = delete;
-  operator cuda::stream_ref() && = delete;
-  operator cuda::stream_ref() const&& = delete;
-  explicit operator cudaStream_t() && = delete;
-  explicit operator cudaStream_t() const&& = delete;
+  // On rvalues: refused, by the name of the class that declares them.
+  using refusals::operator stream_view;
+  using refusals::operator cuda::stream_ref;
+  using refusals::operator cudaStream_t;
 
   // No query(cuda::get_stream_t): CCCL's cuda::get_stream finds get_stream() and query() side by
   // side (a type with both is an ambiguous call there) and requires query to be noexcept, which an
