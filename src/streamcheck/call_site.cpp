@@ -16,8 +16,8 @@ namespace {
 constexpr int max_addresses = 64; // the checker, CUPTI and the driver take a good part of them
 constexpr std::size_t max_frames = 8;
 
-// The Python C API functions a location needs (all in the limited API since 3.10, but
-// PyEval_GetFrame and the finalization query).
+// The Python C API functions a location needs (all in the limited API since 3.10, but the
+// finalization query and the interpreter list).
 struct python_api {
   int (*initialized)() = nullptr;                  // Py_IsInitialized
   int (*finalizing)() = nullptr;                   // Py_IsFinalizing (3.13), _Py_IsFinalizing before
@@ -25,7 +25,9 @@ struct python_api {
   void* (*this_thread_state)() = nullptr;          // PyGILState_GetThisThreadState: borrowed
   int (*gil_ensure)() = nullptr;                   // PyGILState_Ensure (a PyGILState_STATE)
   void (*gil_release)(int) = nullptr;              // PyGILState_Release
-  void* (*current_frame)() = nullptr;              // PyEval_GetFrame: borrowed
+  void* (*thread_frame)(void*) = nullptr;          // PyThreadState_GetFrame: new reference
+  void* (*interpreter_head)() = nullptr;           // PyInterpreterState_Head
+  void* (*interpreter_main)() = nullptr;           // PyInterpreterState_Main
   void* (*frame_back)(void*) = nullptr;            // PyFrame_GetBack: new reference
   void* (*frame_code)(void*) = nullptr;            // PyFrame_GetCode: new reference
   int (*frame_line)(void*) = nullptr;              // PyFrame_GetLineNumber
@@ -33,6 +35,9 @@ struct python_api {
   const char* (*utf8)(void*) = nullptr;            // PyUnicode_AsUTF8
   void (*decref)(void*) = nullptr;                 // Py_DecRef
   void (*clear_error)() = nullptr;                 // PyErr_Clear
+  // What attached_state answers: before 3.12, the thread state of whichever thread holds the GIL
+  // (a process-wide variable); from 3.12 on, the calling thread's own attached thread state.
+  bool attached_is_this_threads = false;
 };
 python_api python;
 std::atomic<bool> python_ready{false};
@@ -64,13 +69,12 @@ bool is_cuda_library(const char* path) {
          std::strncmp(name, "libcudart.", 10) == 0;
 }
 
-// The innermost frame outside the libraries, of the calling thread, which holds the GIL.
-std::string location_holding_gil() {
-  void* frame = python.current_frame();
-  if (frame == nullptr) return {};
+// The innermost frame outside the libraries among `tstate`'s frames: the calling thread's own
+// thread state, which holds the GIL.
+std::string location_of(void* tstate) {
+  void* frame = python.thread_frame(tstate); // new references from here on, released as we go
   std::string innermost;
   std::string chosen;
-  void* owned = nullptr; // PyFrame_GetBack's references, released as we go
   for (int depth = 0; frame != nullptr && depth < 64 && chosen.empty(); ++depth) {
     std::string here;
     if (void* code = python.frame_code(frame)) {
@@ -85,29 +89,44 @@ std::string location_holding_gil() {
     if (innermost.empty()) innermost = here;
     if (!is_library_file(here)) chosen = here;
     void* back = python.frame_back(frame);
-    if (owned != nullptr) python.decref(owned);
-    owned = back;
+    python.decref(frame);
     frame = back;
   }
-  if (owned != nullptr) python.decref(owned);
+  if (frame != nullptr) python.decref(frame);
   return chosen.empty() ? innermost : chosen;
+}
+
+// The version's major.minor from Py_GetVersion ("3.12.1 (main, ...)"): 0 when it cannot be read.
+int python_minor(const char* version) {
+  int major = 0;
+  int minor = 0;
+  if (version == nullptr || std::sscanf(version, "%d.%d", &major, &minor) != 2 || major != 3) return 0;
+  return minor;
 }
 
 } // namespace
 
 std::string python_location() {
   if (!python_ready.load(std::memory_order_acquire) || python.initialized() == 0) return {};
-  // A thread state attached to this thread: it holds the GIL. (Not PyGILState_Check, which answers
-  // yes on every thread once a subinterpreter exists.)
-  if (python.attached_state() != nullptr) return location_holding_gil();
+  // The frames read are always those of this thread's own thread state, never those of the thread
+  // state that happens to be current: before 3.12 "current" is whichever thread holds the GIL, so
+  // a thread that released it would name another thread's line. (Not PyGILState_Check either,
+  // which answers yes on every thread once a subinterpreter exists.)
+  void* const own = python.this_thread_state();
+  void* const attached = python.attached_state();
+  if (attached != nullptr && (attached == own || python.attached_is_this_threads)) return location_of(attached);
   // Frameworks release the GIL around their CUDA calls (CuPy's launches and allocations, torch's
   // synchronizations): the thread's Python frames are still there, frozen while the call runs.
   // Take the GIL back for the look, as a `with gil:` block inside their `nogil` one would. A thread
   // Python never ran on has no frames (and gets no thread state made for it); during
   // finalization, taking the GIL could stop this thread for good, so no look then.
-  if (python.this_thread_state() == nullptr || python.finalizing() != 0) return {};
+  if (own == nullptr || python.finalizing() != 0) return {};
+  // Before 3.12, another thread state holding the GIL may still be this thread's own, of another
+  // interpreter (a subinterpreter entered from this thread): taking the GIL would then wait for
+  // ever, so where more than one interpreter exists, no look.
+  if (attached != nullptr && python.interpreter_head() != python.interpreter_main()) return {};
   const int state = python.gil_ensure();
-  std::string location = location_holding_gil();
+  std::string location = location_of(own);
   python.gil_release(state);
   return location;
 }
@@ -155,12 +174,17 @@ bool use_python_frames() noexcept {
   if (python_ready.load(std::memory_order_acquire)) return true;
   python_api api;
   if (!find(api.finalizing, "Py_IsFinalizing")) (void)find(api.finalizing, "_Py_IsFinalizing");
-  if (!find(api.attached_state, "PyThreadState_GetUnchecked"))
-    (void)find(api.attached_state, "_PyThreadState_UncheckedGet");
+  if (find(api.attached_state, "PyThreadState_GetUnchecked")) {
+    api.attached_is_this_threads = true;
+  } else if (find(api.attached_state, "_PyThreadState_UncheckedGet")) {
+    const char* (*version)() = nullptr;
+    api.attached_is_this_threads = find(version, "Py_GetVersion") && python_minor(version()) >= 12;
+  }
   const bool found =
       api.finalizing != nullptr && api.attached_state != nullptr && find(api.initialized, "Py_IsInitialized") &&
       find(api.this_thread_state, "PyGILState_GetThisThreadState") && find(api.gil_ensure, "PyGILState_Ensure") &&
-      find(api.gil_release, "PyGILState_Release") && find(api.current_frame, "PyEval_GetFrame") &&
+      find(api.gil_release, "PyGILState_Release") && find(api.thread_frame, "PyThreadState_GetFrame") &&
+      find(api.interpreter_head, "PyInterpreterState_Head") && find(api.interpreter_main, "PyInterpreterState_Main") &&
       find(api.frame_back, "PyFrame_GetBack") && find(api.frame_code, "PyFrame_GetCode") &&
       find(api.frame_line, "PyFrame_GetLineNumber") && find(api.get_attr, "PyObject_GetAttrString") &&
       find(api.utf8, "PyUnicode_AsUTF8") && find(api.decref, "Py_DecRef") && find(api.clear_error, "PyErr_Clear");
