@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 #include <utility>
 
 namespace streamlike::check {
@@ -28,11 +29,32 @@ std::string json_string(std::string_view text) {
   return out + "\"";
 }
 
-// "torch.nn" -> "torch/nn/": matched against the Python file's path.
-std::string module_path(std::string_view module) {
+// Whether the Python file of `location` ("path/file.py:12") lies inside `module` ("torch.nn"):
+// in the package's folder (".../torch/nn/...") or in the module's own file (".../torch/nn.py"),
+// by whole path components, so that "torch" takes neither "torchvision/" nor "torch_utils.py".
+bool inside_module(std::string_view location, std::string_view module) {
+  const auto colon = location.rfind(':');
+  const std::string_view file = colon == std::string_view::npos ? location : location.substr(0, colon);
   std::string path(module);
   std::replace(path.begin(), path.end(), '.', '/');
-  return "/" + path;
+  const auto starts_component = [file](std::size_t at) { return at == 0 || file[at - 1] == '/'; };
+  const std::string folder = path + "/";
+  for (auto at = file.find(folder); at != std::string_view::npos; at = file.find(folder, at + 1))
+    if (starts_component(at)) return true;
+  const std::string own_file = path + ".py";
+  return file.ends_with(own_file) && starts_component(file.size() - own_file.size());
+}
+
+// A symbolized frame's parts: "library: symbol+0xoffset", or "library: +0xoffset" with no symbol.
+std::string_view frame_library(std::string_view frame) { return frame.substr(0, frame.find(": ")); }
+
+std::string_view frame_symbol(std::string_view frame) {
+  const auto colon = frame.find(": ");
+  if (colon == std::string_view::npos) return {};
+  std::string_view symbol = frame.substr(colon + 2);
+  // The offset only, not a '+' of the name (operator+).
+  if (const auto plus = symbol.rfind("+0x"); plus != std::string_view::npos) symbol = symbol.substr(0, plus);
+  return symbol;
 }
 
 } // namespace
@@ -73,17 +95,12 @@ bool report_log::allowed(const call_site& site) const {
   for (const allow_entry& a : allow_) {
     switch (a.what) {
       case allow_entry::by::python_module:
-        if (site.python.find(module_path(a.text)) != std::string::npos) return true;
+        if (!site.python.empty() && inside_module(site.python, a.text)) return true;
         break;
       case allow_entry::by::library:
       case allow_entry::by::symbol:
         for (const std::string& frame : site.frames) {
-          // "library: symbol+0xoffset"
-          const auto colon = frame.find(": ");
-          const std::string_view part =
-              a.what == allow_entry::by::library
-                  ? std::string_view(frame).substr(0, colon)
-                  : (colon == std::string::npos ? std::string_view{} : std::string_view(frame).substr(colon + 2));
+          const std::string_view part = a.what == allow_entry::by::library ? frame_library(frame) : frame_symbol(frame);
           if (part.find(a.text) != std::string_view::npos) return true;
         }
         break;
