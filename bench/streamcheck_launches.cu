@@ -5,7 +5,12 @@
 // costs, with the checker on it also times the loop with the checker paused, in the same process:
 //   launches/10000_on_current          checked (or not, per the process's configuration)
 //   launches/10000_on_current/paused   the checker paused (streamlike_check_set_paused), and
-//   launches/10000_on_current/paused_again (control); registered only where the checker runs
+//   launches/10000_on_current/paused_again (control); registered only where the checker runs, as
+//   are the repeats, launches on the legacy default stream while a non-blocking stream is current,
+//   from one call site:
+//   launches/10000_reported_repeats    each a repeat of a reported site (wrong stream)
+//   launches/10000_allowed_repeats     each a repeat of a site the allow-list takes (made in
+//                                      libstreamcheck_launches_allowed.so: lib:streamcheck_launches_allowed)
 // GPU only: exits 77 without a device.
 #include "gpu_bench.hpp"
 
@@ -17,6 +22,9 @@
 #include <cstdlib>
 
 #include <dlfcn.h>
+
+/// bench/streamcheck_launches_allowed.cu: `count` launches on `stream` from that library.
+extern "C" void streamcheck_allowed_launches(int count, cudaStream_t stream);
 
 namespace {
 
@@ -50,6 +58,24 @@ void launch_loop(benchmark::State& state, bool paused) {
   if (cudaGetLastError() != cudaSuccess) state.SkipWithError("a launch failed");
 }
 
+// Launches on the legacy default stream while a non-blocking stream is current, from one call
+// site: a wrong stream however the checker's ordering model judges (nothing orders the legacy
+// stream with the current one, which has no work), so a report the first time, then repeats.
+void repeat_loop(benchmark::State& state, bool allowed) {
+  const auto s = streamlike::unique_stream::create(); // non-blocking
+  const streamlike::scoped_current_stream current{s};
+  for (auto _ : state) {
+    if (allowed) {
+      streamcheck_allowed_launches(launches, nullptr);
+    } else {
+      for (int i = 0; i < launches; ++i) empty_kernel<<<1, 1, 0, nullptr>>>();
+    }
+    (void)cudaStreamSynchronize(nullptr);
+  }
+  state.counters["launches"] = launches;
+  if (cudaGetLastError() != cudaSuccess) state.SkipWithError("a launch failed");
+}
+
 void register_rows() {
   const auto row = [](const char* name, bool paused) {
     benchmark::RegisterBenchmark(name, [paused](benchmark::State& state) { launch_loop(state, paused); })
@@ -60,6 +86,13 @@ void register_rows() {
   if (set_paused == nullptr) return;
   row("launches/10000_on_current/paused", true);
   row("launches/10000_on_current/paused_again", true);
+  const auto repeats = [](const char* name, bool allowed) {
+    benchmark::RegisterBenchmark(name, [allowed](benchmark::State& state) { repeat_loop(state, allowed); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  };
+  repeats("launches/10000_reported_repeats", false);
+  repeats("launches/10000_allowed_repeats", true);
 }
 
 } // namespace

@@ -16,8 +16,12 @@ each ratio the median over rounds of that round's ratio to none:
   control   no checker again: the run's noise
   off       libstreamlike_check.so injected (CUDA_INJECTION64_PATH), STREAMLIKE_CHECK unset
   on        injected with STREAMLIKE_CHECK=all (its checked blocks)
-and the checker's cost per checked launch in ns (from the paired blocks). Exits 77 without a
-device, 1 when a target is missed, 2 when a control says the run cannot tell.
+and the checker's cost per checked launch in ns (from the paired blocks). With the checker on it
+also judges a repeat of a reported call site and of an allowed one (launches on the legacy default
+stream while a non-blocking stream is current, from one call site;
+STREAMLIKE_CHECK_ALLOW=lib:streamcheck_launches_allowed):
+at most 1000 ns more per launch than a clean checked launch, paired by repetition. Exits 77
+without a device, 1 when a target is missed, 2 when a control says the run cannot tell.
 
 usage: streamcheck_overhead.py BUILD [--rounds N] [--torch] [--library PATH]
 
@@ -85,7 +89,13 @@ ROWS = {
     "launches/10000_on_current": "checked",
     "launches/10000_on_current/paused": "paused",
     "launches/10000_on_current/paused_again": "paused_again",
+    "launches/10000_reported_repeats": "reported_repeats",
+    "launches/10000_allowed_repeats": "allowed_repeats",
 }
+# A repeat of a reported or allowed call site: at most this many ns more than a clean checked launch.
+REPEAT_TARGET_NS = 1000
+# What the allowed repeats' library is allowed by (bench/streamcheck_launches_allowed.cu).
+ALLOW = "lib:streamcheck_launches_allowed"
 
 
 def environments(library):
@@ -96,7 +106,7 @@ def environments(library):
         "none": base,
         "control": base,
         "off": dict(base, CUDA_INJECTION64_PATH=library),
-        "on": dict(base, CUDA_INJECTION64_PATH=library, STREAMLIKE_CHECK="all"),
+        "on": dict(base, CUDA_INJECTION64_PATH=library, STREAMLIKE_CHECK="all", STREAMLIKE_CHECK_ALLOW=ALLOW),
     }
 
 
@@ -203,6 +213,35 @@ def main():
         if w == "launches":
             per_launch = (statistics.median(checked) - statistics.median(paused)) / LAUNCHES * 1e9
             print(f"  cost per checked launch: {per_launch:.0f} ns")
+            status = max(status, judge_repeats(runs[w]["on"]))
+    return status
+
+
+def judge_repeats(on_runs):
+    """A repeat of a reported and of an allowed call site against a clean checked launch: per
+    repetition (interleaved, so repetition k of each row ran in the same window), ns per launch
+    more than the checked row's; the median over repetitions and processes. 1 when one is over
+    REPEAT_TARGET_NS."""
+    status = 0
+    for kind in ("reported_repeats", "allowed_repeats"):
+        extra = [
+            (repeat - clean) / LAUNCHES * 1e9
+            for r in on_runs
+            for repeat, clean in zip(r.get(kind, []), r["checked"], strict=False)
+        ]
+        if not extra:
+            print(f"  FAIL: no {kind} rows (the checker did not run)")
+            status = 1
+            continue
+        more = statistics.median(extra)
+        verdict = "PASS" if more <= REPEAT_TARGET_NS else "FAIL"
+        what = "a reported" if kind == "reported_repeats" else "an allowed"
+        print(
+            f"  {verdict}: a repeat of {what} call site costs {more:.0f} ns more than a clean checked launch "
+            f"(target <= {REPEAT_TARGET_NS} ns; {len(extra)} paired repetitions)"
+        )
+        if verdict == "FAIL":
+            status = 1
     return status
 
 

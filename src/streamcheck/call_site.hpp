@@ -1,17 +1,26 @@
-// streamcheck: where a reported call was made. Native frames (backtrace, symbolized with dladdr
-// only for a call site seen the first time) and, in a Python process whose streamlike.check
-// asked for it, the Python file:line of the calling thread when Python runs on it.
+// streamcheck: where a reported call was made, besides its native return addresses
+// (native_site.hpp): the symbolized native frames (dladdr, once per native call site) and, in a
+// Python process whose streamlike.check asked for it, the calling thread's Python frames: a cheap
+// identity of them for every report at a site that has them, and the file:line a report names
+// for a site seen the first time.
 #ifndef STREAMLIKE_SRC_STREAMCHECK_CALL_SITE_HPP
 #define STREAMLIKE_SRC_STREAMCHECK_CALL_SITE_HPP
 
 #include "report.hpp"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace streamlike::check {
 
-/// The calling thread's return addresses and Python location.
-void take_call_site(void* context, call_site& site);
+/// The calling thread's Python frames, with the GIL held or released around the CUDA call (it is
+/// taken back for the look): `identity` holds, per frame from the innermost to the one a report
+/// names, its code object's address and its position, and no text; `location`, when not null, the
+/// file:line a report names ("file.py:12"). Both empty on a thread Python never ran on, during
+/// finalization, or before use_python_frames().
+void take_python_site(void* context, std::vector<std::uintptr_t>& identity, std::string* location);
+
 /// site.frames from site.addresses: "library: function+0xoffset", the frames of CUPTI, the CUDA
 /// driver, the shared CUDA runtime and this library left out.
 void symbolize(void* context, call_site& site);
@@ -20,9 +29,7 @@ void symbolize(void* context, call_site& site);
 /// caller outside CUPTI, the CUDA driver and runtime, and this library. Empty if none is found.
 [[nodiscard]] std::string calling_library();
 
-/// The calling thread's Python location as a report would name it ("file.py:12"): with the GIL
-/// held, or released around the CUDA call (it is taken back for the look). Empty on a thread
-/// Python never ran on, during finalization, or before use_python_frames().
+/// take_python_site's location alone.
 [[nodiscard]] std::string python_location();
 
 /// Looks up the Python C API in the process (no link-time dependency on Python): from then on a

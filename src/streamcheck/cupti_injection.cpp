@@ -8,6 +8,7 @@
 #include "cupti_params.hpp"
 #include "checker.hpp"
 #include "library_streams.hpp"
+#include "native_site.hpp"
 #include "options.hpp"
 #include "stream_blocking.hpp"
 
@@ -270,7 +271,8 @@ int start() noexcept {
     (void)use_python_frames();
   world w;
   w.current_stream = current_stream_of;
-  w.take_call_site = take_call_site;
+  w.take_native_site = take_native_site;
+  w.take_python_site = take_python_site;
   w.symbolize = symbolize;
   w.current_stream_answers = current_stream_answers;
   the_checker = new checker(o, w);

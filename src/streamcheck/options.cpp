@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -18,6 +19,24 @@ std::vector<std::string_view> split(std::string_view text) {
     text.remove_prefix(comma + 1);
   }
   return parts;
+}
+
+// "torch.nn": names separated by single dots (a name's characters: letters, digits, '_', and the
+// bytes of non-ASCII letters, which Python allows).
+bool is_module_name(std::string_view text) {
+  bool name_begun = false;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '.') {
+      if (!name_begun) return false;
+      name_begun = false;
+    } else if (std::isalnum(u) != 0 || c == '_' || u >= 0x80) {
+      name_begun = true;
+    } else {
+      return false;
+    }
+  }
+  return name_begun;
 }
 
 [[noreturn]] void bad(std::string_view variable, std::string_view value, std::string_view expected) {
@@ -69,6 +88,8 @@ options parse_options(const char* check, const char* output, const char* json, c
       else
         bad("STREAMLIKE_CHECK_ALLOW", allow, "comma-separated lib:TEXT, sym:TEXT or py:MODULE entries");
       if (text.empty()) bad("STREAMLIKE_CHECK_ALLOW", allow, "a non-empty TEXT after each lib:, sym: or py:");
+      if (e.what == allow_entry::by::python_module && !is_module_name(text))
+        bad("STREAMLIKE_CHECK_ALLOW", allow, "py:MODULE to name a module, dotted (py:torch.nn), not a path");
       e.text = text;
       o.allow.push_back(std::move(e));
     }

@@ -11,7 +11,7 @@ namespace streamlike::check {
 /// One allow-list entry: reports whose call site matches are counted, not reported.
 struct allow_entry {
   enum class by { library, symbol, python_module } what = by::library;
-  std::string text; // a substring of the library path or symbol; a Python module prefix ("torch.nn")
+  std::string text; // a substring of the library path or symbol; a Python module ("torch.nn")
 };
 
 struct options {

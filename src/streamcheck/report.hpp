@@ -12,8 +12,9 @@
 
 namespace streamlike::check {
 
-/// Where a reported call was made: native return addresses (the dedup key with `python`), the
-/// symbolized frames (filled only for a call site seen the first time) and the Python file:line.
+/// Where a reported call was made: native return addresses (the dedup key with the Python
+/// frames' identity), the symbolized frames (taken once per native call site) and the Python
+/// file:line.
 struct call_site {
   std::vector<void*> addresses;
   std::vector<std::string> frames; // "library: function+0xoffset"

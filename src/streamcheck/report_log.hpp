@@ -1,6 +1,8 @@
 // streamcheck: the reports of a run, one per call site (docs/streamcheck.md, "Reading a report"):
-// each report's call site taken, deduplicated, judged against the allow-list once, counted, and
-// the run's summary and JSON. Pure: no CUDA call, no CUPTI type.
+// each report's call site taken, deduplicated before anything costly is taken (a repeat costs the
+// native return addresses and, where they alone cannot tell, the Python frames' identity), judged
+// against the allow-list once, counted, and the run's summary and JSON. Pure: no CUDA call, no
+// CUPTI type.
 #ifndef STREAMLIKE_SRC_STREAMCHECK_REPORT_LOG_HPP
 #define STREAMLIKE_SRC_STREAMCHECK_REPORT_LOG_HPP
 
@@ -8,10 +10,14 @@
 #include "report.hpp"
 #include "world.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <mutex>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -27,8 +33,12 @@ public:
     sink_context_ = context;
   }
 
-  /// Takes r's call site and files it: a new call site is symbolized, judged against the allow-list
-  /// and sent to the sink; a known one is counted.
+  /// Takes r's call site and files it. A repeat (the same kind, API, native site and, where the
+  /// native site's first report had a Python location, the same Python frames) is counted from
+  /// the native return addresses and the Python frames' identity alone: nothing symbolized, no
+  /// text made, the allow-list not asked again. A new call site is symbolized (once per native
+  /// site), judged against the allow-list (lib: and sym: once per native site, py: per Python
+  /// location) and sent to the sink.
   verdict record(report r);
 
   /// Every distinct report so far (allowed ones too), in the order first seen.
@@ -41,7 +51,52 @@ public:
   [[nodiscard]] std::string json() const;
 
 private:
-  [[nodiscard]] bool allowed(const call_site& site) const;
+  // What the first report at a native call site (its return addresses) decided for all of them.
+  struct native_site {
+    std::vector<std::string> frames;
+    bool allowed = false;    // by lib: or sym:
+    bool has_python = false; // a Python location: the Python frames tell its call sites apart
+    [[nodiscard]] bool needs_python() const noexcept { return has_python && !allowed; }
+  };
+  struct addresses_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::span<void* const> addresses) const noexcept;
+  };
+  struct addresses_equal {
+    using is_transparent = void;
+    bool operator()(std::span<void* const> a, std::span<void* const> b) const noexcept {
+      return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    }
+  };
+  // What a repeat is known by: no text but the API's name.
+  struct repeat_probe {
+    report::kind what;
+    std::string_view api;
+    const native_site* native;
+    std::span<const std::uintptr_t> python; // the Python frames' identity; empty where not needed
+  };
+  struct repeat_key {
+    report::kind what;
+    std::string api;
+    const native_site* native;
+    std::vector<std::uintptr_t> python;
+    operator repeat_probe() const noexcept { return {what, api, native, python}; }
+  };
+  struct repeat_hash {
+    using is_transparent = void;
+    std::size_t operator()(const repeat_probe& p) const noexcept;
+  };
+  struct repeat_equal {
+    using is_transparent = void;
+    bool operator()(const repeat_probe& a, const repeat_probe& b) const noexcept {
+      return a.what == b.what && a.native == b.native && a.api == b.api &&
+             std::equal(a.python.begin(), a.python.end(), b.python.begin(), b.python.end());
+    }
+  };
+
+  verdict record_new(report r);
+  [[nodiscard]] bool allowed_natively(const std::vector<std::string>& frames) const;
+  [[nodiscard]] bool allowed_by_python(const std::string& location) const;
 
   std::vector<allow_entry> allow_;
   world world_;
@@ -50,7 +105,11 @@ private:
 
   mutable std::mutex mutex_;
   std::deque<report> reports_;
-  std::unordered_map<std::string, std::size_t> by_site_; // dedup key -> index in reports_
+  std::unordered_map<std::vector<void*>, native_site, addresses_hash, addresses_equal> natives_;
+  std::unordered_map<repeat_key, std::size_t, repeat_hash, repeat_equal> by_repeat_; // -> index in reports_
+  // kind, API, native site and Python location -> index in reports_: one report where two Python
+  // identities name one line (two calls on it, or the library frames on the way differ).
+  std::unordered_map<std::string, std::size_t> by_location_;
 };
 
 } // namespace streamlike::check

@@ -40,10 +40,14 @@ struct fake_process {
       *stream = found->second;
       return true;
     };
-    w.take_call_site = [](void* c, call_site& s) {
-      auto& p = *static_cast<fake_process*>(c);
-      s.addresses = {reinterpret_cast<void*>(p.site)};
-      s.python = p.python;
+    w.take_native_site = [](void* c, call_site& s) {
+      s.addresses = {reinterpret_cast<void*>(static_cast<fake_process*>(c)->site)};
+    };
+    w.take_python_site = [](void* c, std::vector<std::uintptr_t>& identity, std::string* location) {
+      const std::string& python = static_cast<fake_process*>(c)->python;
+      identity.clear(); // one frame per line: its "code object" and position made of the text
+      if (!python.empty()) identity = {std::hash<std::string>{}(python), python.size()};
+      if (location != nullptr) *location = python;
     };
     w.current_stream_answers = [](void* c, int) { return static_cast<fake_process*>(c)->answers; };
     w.symbolize = [](void* c, call_site& s) {

@@ -199,6 +199,57 @@ with tempfile.TemporaryDirectory() as tmp:
     )
     expect(lines.get("thread") == f"{script}:8", "another Python thread, the GIL released: its own line", r)
 
+# A thread that released the GIL names its own line while another thread holds the GIL: before
+# 3.12 the thread state "current" in the process is the GIL holder's, never the asking thread's.
+# One thread spins in Python; the other asks from a call made with the GIL released (ctypes.CDLL),
+# handing the GIL to the spinning one first: the call's third argument, which the function
+# ignores, is a long str that ctypes turns into a wide string while holding the GIL, long enough
+# for the spinning thread to ask for it, so that the release before the call waits until the
+# spinning thread holds it (CPython's forced switching).
+with tempfile.TemporaryDirectory() as tmp:
+    script = os.path.join(tmp, "threads.py")
+    with open(script, "w", encoding="utf-8") as f:
+        f.write(
+            "import ctypes, sys, threading\n"
+            f"lib = ctypes.CDLL({library!r})\n"
+            "locate = lib.streamlike_check_python_location\n"
+            "locate.argtypes = [ctypes.c_char_p, ctypes.c_size_t]\n"
+            "ballast = 'x' * 5_000_000\n"
+            "def ask():\n"
+            "    buffer = ctypes.create_string_buffer(4096)\n"
+            "    locate(buffer, 4096, ballast)\n"
+            "    return buffer.value.decode()\n"
+            "sys.setswitchinterval(0.001)\n"
+            "ctypes.PyDLL(lib._name).streamlike_check_use_python_frames()\n"
+            "spinning = threading.Event()\n"
+            "stop = False\n"
+            "def spin():\n"
+            "    spinning.set()\n"
+            "    n = 0\n"
+            "    while not stop:\n"
+            "        n += 1\n"
+            "seen = []\n"
+            "def asker():\n"
+            "    spinning.wait()\n"
+            "    for _ in range(10):\n"
+            "        seen.append(ask())\n"
+            "threads = [threading.Thread(target=spin), threading.Thread(target=asker)]\n"
+            "for t in threads:\n"
+            "    t.start()\n"
+            "threads[1].join()\n"
+            "stop = True\n"
+            "threads[0].join()\n"
+            "print('\\n'.join(seen))\n"
+        )
+    r = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=120)
+    seen = r.stdout.splitlines()
+    expect(
+        r.returncode == 0 and len(seen) == 10 and all(line == f"{script}:8" for line in seen),
+        f"the GIL released while another thread holds it: the asking thread's own line ({script}:8), "
+        "never the spinning thread's (lines 17-18)",
+        r,
+    )
+
 if failures:
     print("FAILED:\n" + "\n".join(failures))
     sys.exit(1)

@@ -85,3 +85,23 @@ TEST_CASE("%p in a file name is the process id: one file per process of a checke
   CHECK(streamlike::check::with_pid("100%", 7) == "100%");
   CHECK(streamlike::check::with_pid("", 7).empty());
 }
+
+TEST_CASE("py:MODULE names a module, dotted; anything else is named with what was expected") {
+  for (const char* good : {"py:torch", "py:torch.nn", "py:my_pkg.sub2", "py:\xc3\xa9t\xc3\xa9"}) {
+    const std::string what = good;
+    INFO(what);
+    CHECK(parse_options("all", nullptr, nullptr, nullptr, good).allow.size() == 1);
+  }
+  for (const char* bad : {"py:torch/nn", "py:.torch", "py:torch.", "py:torch..nn", "py:/env/torch", "py:torch nn"}) {
+    const std::string what = bad;
+    INFO(what);
+    try {
+      (void)parse_options("all", nullptr, nullptr, nullptr, bad);
+      FAIL("accepted");
+    } catch (const std::invalid_argument& e) {
+      const std::string message = e.what();
+      CHECK(message.find(std::string("STREAMLIKE_CHECK_ALLOW='") + bad + "'") != std::string::npos);
+      CHECK(message.find("py:MODULE to name a module, dotted (py:torch.nn)") != std::string::npos);
+    }
+  }
+}
