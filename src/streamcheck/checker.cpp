@@ -106,21 +106,35 @@ checker::verdict checker::check_stream(const call_event& e) {
   r.current = current;
   r.device = e.device;
   r.thread = e.thread;
-  r.why = "given stream " + stream_name(e.stream) + ", but the calling thread's current stream on device " +
-          std::to_string(e.device) + " is " + stream_name(current) + " (streamlike::current_stream())";
+  // The words are written only for a call site seen the first time: a repeat costs no text.
+  struct context {
+    const checker* self;
+    const stream_order::judgment* judged;
+  } words{this, &j};
+  const explanation why{[](const void* c, report& r) {
+                          const auto& [self, judged] = *static_cast<const context*>(c);
+                          self->explain_wrong_stream(r, *judged);
+                        },
+                        &words};
+  return log_.record(std::move(r), why);
+}
+
+void checker::explain_wrong_stream(report& r, const stream_order::judgment& j) const {
+  r.why = "given stream " + stream_name(r.stream) + ", but the calling thread's current stream on device " +
+          std::to_string(r.device) + " is " + stream_name(r.current) + " (streamlike::current_stream())";
   if (!options_.strict_stream) {
     r.why += j.current_has_work
                  ? ", and nothing orders this call after the " + std::to_string(j.unseen) + " call(s) queued there"
                  : ", and nothing orders this call with it";
-    r.why += on_default ? ". Pass the current stream, or take a stream argument"
-                        : ". Make this stream wait for the current one first (an event recorded on it and "
-                          "cudaStreamWaitEvent, torch's wait_stream), or use the current stream";
+    r.why += is_default_stream(r.stream) ? ". Pass the current stream, or take a stream argument"
+                                         : ". Make this stream wait for the current one first (an event recorded "
+                                           "on it and cudaStreamWaitEvent, torch's wait_stream), or use the current "
+                                           "stream";
   }
   const std::string answers = world_.current_stream_answers != nullptr
-                                  ? world_.current_stream_answers(world_.context, e.device)
+                                  ? world_.current_stream_answers(world_.context, r.device)
                                   : std::string();
   if (!answers.empty()) r.why += "; " + answers;
-  return log_.record(std::move(r));
 }
 
 checker::verdict checker::check_capture(const call_event& e) {

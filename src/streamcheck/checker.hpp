@@ -61,6 +61,7 @@ private:
   verdict check_stream(const call_event& e);
   verdict check_capture(const call_event& e);
   void note_returned(const call_event& e);
+  void explain_wrong_stream(report& r, const stream_order::judgment& j) const;
 
   options options_;
   world world_;

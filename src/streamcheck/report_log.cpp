@@ -81,13 +81,13 @@ verdict count(report& seen) {
 
 } // namespace
 
-verdict report_log::record(report r) {
+verdict report_log::record(report r, explanation why) {
   if (world_.take_native_site != nullptr) world_.take_native_site(world_.context, r.site);
   std::unique_lock lock(mutex_);
   const auto native = natives_.find(std::span<void* const>(r.site.addresses));
   if (native == natives_.end()) {
     lock.unlock();
-    return record_new(std::move(r));
+    return record_new(std::move(r), why);
   }
   const native_site* site = &native->second;
   std::vector<std::uintptr_t> python;
@@ -99,10 +99,11 @@ verdict report_log::record(report r) {
   if (const auto seen = by_repeat_.find(repeat_probe{r.what, r.api, site, python}); seen != by_repeat_.end())
     return count(reports_[seen->second]);
   lock.unlock();
-  return record_new(std::move(r));
+  return record_new(std::move(r), why);
 }
 
-verdict report_log::record_new(report r) {
+verdict report_log::record_new(report r, explanation why) {
+  if (why.write != nullptr) why.write(why.context, r);
   std::vector<std::uintptr_t> python;
   std::string location;
   if (world_.take_python_site != nullptr) world_.take_python_site(world_.context, python, &location);

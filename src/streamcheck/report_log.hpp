@@ -23,6 +23,13 @@
 
 namespace streamlike::check {
 
+/// What writes a report's `why`: asked only for a call site seen the first time, so that a repeat
+/// costs no text.
+struct explanation {
+  void (*write)(const void* context, report& r) = nullptr;
+  const void* context = nullptr;
+};
+
 class report_log {
 public:
   report_log(std::vector<allow_entry> allow, const world& w) : allow_(std::move(allow)), world_(w) {}
@@ -39,7 +46,7 @@ public:
   /// text made, the allow-list not asked again. A new call site is symbolized (once per native
   /// site), judged against the allow-list (lib: and sym: once per native site, py: per Python
   /// location) and sent to the sink.
-  verdict record(report r);
+  verdict record(report r, explanation why = {});
 
   /// Every distinct report so far (allowed ones too), in the order first seen.
   [[nodiscard]] std::vector<report> reports() const;
@@ -94,7 +101,7 @@ private:
     }
   };
 
-  verdict record_new(report r);
+  verdict record_new(report r, explanation why);
   [[nodiscard]] bool allowed_natively(const std::vector<std::string>& frames) const;
   [[nodiscard]] bool allowed_by_python(const std::string& location) const;
 
