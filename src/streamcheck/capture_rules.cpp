@@ -16,7 +16,8 @@
 //    synchronous copies and memsets, which run on it) while a blocking stream of its context
 //    captures: the legacy stream synchronizes with every blocking stream (cudaErrorStreamCaptureImplicit);
 //  - the "potentially unsafe" calls (synchronizing or querying any other stream or event, cuMemAlloc,
-//    cuMemFree and their kin): prohibited by the capture modes and the calling thread's interaction
+//    cuMemFree and their kin, and cuMemAllocAsync and cuMemFreeAsync on a stream outside the
+//    capture): prohibited by the capture modes and the calling thread's interaction
 //    mode (src/capture_checks.hpp). Synchronous copies and memsets are not among them: CUDA lets a
 //    synchronous copy run during a global capture of a non-blocking stream.
 
@@ -40,6 +41,8 @@ bool concerns_captures(const call_event& e) noexcept {
     case call_kind::sync_memset:
     case call_kind::alloc:
     case call_kind::free:
+    case call_kind::alloc_async:
+    case call_kind::free_async:
     case call_kind::event_record:
     case call_kind::stream_wait:
     case call_kind::stream_destroy:
@@ -188,6 +191,17 @@ std::string capture_tracker::judge(const call_event& e) const {
     }
     case call_kind::alloc:
     case call_kind::free: return unsafe_call_breaker(e);
+    case call_kind::alloc_async:
+    case call_kind::free_async: {
+      // On a stream of a capture they become its graph's nodes; on any other stream CUDA counts
+      // them among the potentially unsafe calls (measured: refused and the capture invalidated).
+      const stream_key key{e.stream, e.stream == per_thread_stream ? e.thread : 0};
+      if (e.has_stream && capture_of(key) != nullptr) return {};
+      if (e.has_stream && e.stream == legacy_stream) {
+        if (const capture* c = blocking_capture_on(e.device)) return legacy(*c, "a stream-ordered allocation or free");
+      }
+      return unsafe_call_breaker(e);
+    }
     default:
       if (e.has_stream && e.stream == legacy_stream) {
         if (const capture* c = blocking_capture_on(e.device)) return legacy(*c, "work, a record or a wait on it");

@@ -140,6 +140,8 @@ TEST_CASE("potentially unsafe calls: CUDA's interaction-mode rule, for each call
         plain("cuMemFree_v2", caller),
         plain("cuMemHostAlloc", caller),
         plain("cuMemFreeHost", caller),
+        on_stream("cuMemAllocAsync", unrelated, caller), // stream-ordered, on a stream outside the capture
+        on_stream("cuMemFreeAsync_ptsz", unrelated, caller),
     };
     for (const call_event& call : calls) {
       CAPTURE(call.api);
@@ -156,6 +158,18 @@ TEST_CASE("potentially unsafe calls: CUDA's interaction-mode rule, for each call
         CHECK(why.find("capture interaction mode") != std::string::npos);
       }
     }
+  }
+}
+
+TEST_CASE("stream-ordered allocation on a stream of the capture becomes its graph's, in every mode") {
+  for (const cudaStreamCaptureMode mode :
+       {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed}) {
+    CAPTURE(static_cast<int>(mode));
+    process p;
+    p.begin(captured, mode, capturer);
+    CHECK_FALSE(p.breaks(on_stream("cuMemAllocAsync", captured)));
+    CHECK_FALSE(p.breaks(on_stream("cuMemFreeAsync", captured)));
+    CHECK(p.breaks(on_stream("cuMemAllocAsync", unrelated)) == (mode != cudaStreamCaptureModeRelaxed));
   }
 }
 

@@ -190,9 +190,12 @@ with tempfile.TemporaryDirectory() as tmp:
                 lambda x, function=function, why=why: any(function in f for f in x["frames"]) and why in x["why"],
             )
     lines = bug_lines()
+    # As users run it: `python -m streamlike.check`, which imports the package (and with it CuPy's
+    # current-stream provider), where the package is installed; else the command's file alone.
+    command_line = [python, "-m", "streamlike.check"] if package_site else [python, check_py]
     for shape, expected in PYTHON.items():
         for variant in ("bug", "fixed"):
-            command = [python, check_py, "--library", library, frameworks_py, shape, variant]
+            command = command_line + ["--library", library, frameworks_py, shape, variant]
             r, reports = run_checked(command, out)
             location = f"{frameworks_py}:{lines.get(expected[2])}"
             judge(
@@ -204,7 +207,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 lambda x, location=location: x["python"] == location,
             )
     for shape, result in CORRECT_PYTHON.items():
-        r, reports = run_checked([python, check_py, "--library", library, frameworks_py, shape, "correct"], out)
+        r, reports = run_checked(command_line + ["--library", library, frameworks_py, shape, "correct"], out)
         judge(shape, "correct", r, reports, None, None, result)
 
 for s in skipped:
