@@ -214,6 +214,11 @@ void symbolize(void*, call_site& site) {
   }
 }
 
+bool python_reachable_here() noexcept {
+  return python_ready.load(std::memory_order_acquire) && python.initialized() != 0 &&
+         python.this_thread_state() != nullptr;
+}
+
 bool use_python_frames() noexcept {
   if (python_ready.load(std::memory_order_acquire)) return true;
   python_api api;

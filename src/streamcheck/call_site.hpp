@@ -32,6 +32,11 @@ void symbolize(void* context, call_site& site);
 /// take_python_site's location alone.
 [[nodiscard]] std::string python_location();
 
+/// Whether Python can be asked on the calling thread: the Python C API was found, and Python ran
+/// on this thread (it has a thread state). Where it cannot, a provider that lives in Python (CuPy's)
+/// has no answer here.
+[[nodiscard]] bool python_reachable_here() noexcept;
+
 /// Looks up the Python C API in the process (no link-time dependency on Python): from then on a
 /// call site has the innermost Python frame outside site-packages and the standard library.
 /// False when the process has no Python.

@@ -84,14 +84,26 @@ bool current_stream_of(void*, int device, std::uintptr_t* stream) {
 // (a default stream named by one that has nothing set is not a disagreement worth a word).
 std::string current_stream_answers(void*, int device) {
   try {
+    std::string text;
     const std::vector<streamlike::current_stream_answer> answers = streamlike::current_stream_conflicts(device);
-    if (answers.empty()) return {};
-    std::string text = "set by " + answers.front().provider;
-    for (std::size_t i = 1; i < answers.size(); ++i) {
-      if (answers[i].stream.is_default()) continue;
-      char handle[32];
-      std::snprintf(handle, sizeof handle, "%p", static_cast<void*>(answers[i].stream.get()));
-      text += ", while " + answers[i].provider + " names " + handle;
+    if (!answers.empty()) {
+      text = "set by " + answers.front().provider;
+      for (std::size_t i = 1; i < answers.size(); ++i) {
+        if (answers[i].stream.is_default()) continue;
+        char handle[32];
+        std::snprintf(handle, sizeof handle, "%p", static_cast<void*>(answers[i].stream.get()));
+        text += ", while " + answers[i].provider + " names " + handle;
+      }
+    }
+    // A provider that lives in Python cannot answer on a thread Python never ran on: say so, since
+    // the current stream read here may then not be the one the program set.
+    if (!python_reachable_here()) {
+      for (const streamlike::current_stream_provider_info& p : streamlike::current_stream_providers()) {
+        if (p.name != "cupy") continue;
+        if (!text.empty()) text += "; ";
+        text += "CuPy's current stream could not be asked: this thread cannot call into Python";
+        break;
+      }
     }
     return text;
   } catch (...) {
