@@ -212,47 +212,40 @@ stream_order::judgment stream_order::queue(const stream_at& on, const stream_at*
   return j;
 }
 
-void stream_order::event_recorded(std::uintptr_t event, const stream_at& on) {
+void stream_order::take_clock(std::unordered_map<std::uintptr_t, clock>& marks, std::uintptr_t mark,
+                              const stream_at& on) {
   const std::lock_guard lock(mutex_);
   stream_state& s = state(on);
   catch_up(s, on.thread);
-  clock& recorded = events_[event];
-  recorded.clear();
-  join(recorded, s);
+  clock& taken = marks[mark];
+  taken.clear();
+  join(taken, s);
 }
 
-void stream_order::event_waited(std::uintptr_t event, const stream_at& waiting) {
+void stream_order::join_clock(const std::unordered_map<std::uintptr_t, clock>& marks, std::uintptr_t mark,
+                              const stream_at& waiting) {
   const std::lock_guard lock(mutex_);
   stream_state& s = state(waiting);
   catch_up(s, waiting.thread);
-  if (const auto recorded = events_.find(event); recorded != events_.end()) {
-    join(s.known, recorded->second);
+  if (const auto taken = marks.find(mark); taken != marks.end()) {
+    join(s.known, taken->second);
     note_blocking_work(s);
   }
 }
+
+void stream_order::event_recorded(std::uintptr_t event, const stream_at& on) { take_clock(events_, event, on); }
+
+void stream_order::event_waited(std::uintptr_t event, const stream_at& waiting) { join_clock(events_, event, waiting); }
 
 void stream_order::event_destroyed(std::uintptr_t event) {
   const std::lock_guard lock(mutex_);
   events_.erase(event);
 }
 
-void stream_order::value_written(std::uintptr_t address, const stream_at& on) {
-  const std::lock_guard lock(mutex_);
-  stream_state& s = state(on);
-  catch_up(s, on.thread);
-  clock& written = values_[address];
-  written.clear();
-  join(written, s);
-}
+void stream_order::value_written(std::uintptr_t address, const stream_at& on) { take_clock(values_, address, on); }
 
 void stream_order::value_waited(std::uintptr_t address, const stream_at& waiting) {
-  const std::lock_guard lock(mutex_);
-  stream_state& s = state(waiting);
-  catch_up(s, waiting.thread);
-  if (const auto written = values_.find(address); written != values_.end()) {
-    join(s.known, written->second);
-    note_blocking_work(s);
-  }
+  join_clock(values_, address, waiting);
 }
 
 stream_order::host_state& stream_order::host(std::uint64_t thread) {

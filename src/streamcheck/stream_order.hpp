@@ -136,8 +136,12 @@ private:
   bool queue_recent(const stream_at& on) noexcept;     // the lock-free path: false when it cannot decide
   void remember(const stream_at& on, stream_state& s); // lock held
   void forget(stream_state& s);                        // destroyed: no clock keeps it; lock held
-  host_state& host(std::uint64_t thread);              // made on first wait; lock held
-  void waited(host_state& h);                          // its clock grew; lock held
+  // An event record or memory write: `mark` takes `on`'s clock. A wait: `waiting` joins it.
+  void take_clock(std::unordered_map<std::uintptr_t, clock>& marks, std::uintptr_t mark, const stream_at& on);
+  void join_clock(const std::unordered_map<std::uintptr_t, clock>& marks, std::uintptr_t mark,
+                  const stream_at& waiting);
+  host_state& host(std::uint64_t thread); // made on first wait; lock held
+  void waited(host_state& h);             // its clock grew; lock held
   static recent_stream& recent() noexcept;
   void changed() noexcept { version_.fetch_add(1, std::memory_order_release); }
 
