@@ -73,7 +73,6 @@ PYTHON = {
     ),
     "library-side-stream-not-waiting": ("wrong-stream", "cuLaunchKernel", "library_on_its_own_stream"),
     "cupy-kernel-on-side-stream-unordered": ("wrong-stream", "cuLaunchKernel", "double_on_side_stream"),
-    "cupy-null-stream-inside-cupy-stream": ("wrong-stream", "cuLaunchKernel", "cupy_null_stream_inside_cupy_stream"),
 }
 # Correct Python programs (`gpu_frameworks.py SHAPE correct`): shape -> the result it must print, read
 # back from the GPU, so that a run that did nothing cannot pass for a silent one. N = 1024 elements.

@@ -331,22 +331,6 @@ def torch_free():
     assert "torch" not in sys.modules, "torch was imported"
 
 
-def cupy_null_stream_inside_cupy_stream(bug):
-    # CuPy alone, no torch: inside CuPy's own `with stream:`, a kernel given the null stream (the
-    # legacy default stream, which a non-blocking stream does not wait for).
-    cupy = need_cupy_device()
-    kernel = cupy.RawKernel(DOUBLE_SOURCE, "double_them")
-    with cupy.cuda.Stream(non_blocking=True) as s:
-        x = cupy.full(N, 3.0, dtype=cupy.float32)  # written on s
-        stream = cupy.cuda.Stream.null if bug else s
-        kernel(((N + 255) // 256,), (256,), (x, cupy.int32(N)), stream=stream)  # the bug
-        total = float(x.sum())
-    cupy.cuda.Device().synchronize()
-    torch_free()
-    if not bug:
-        assert total == N * 6.0, total
-
-
 # Correct programs: each orders its work on other streams with the current one, must cause no
 # report, and returns what it read back, which corpus.py compares with the result it expects.
 
@@ -599,7 +583,6 @@ SHAPES = {
     "foreign-event-sync-inside-cupy-capture": foreign_event_sync_inside_cupy_capture,
     "library-side-stream-not-waiting": library_side_stream_not_waiting,
     "cupy-kernel-on-side-stream-unordered": cupy_kernel_on_side_stream_unordered,
-    "cupy-null-stream-inside-cupy-stream": cupy_null_stream_inside_cupy_stream,
 }
 CORRECT = {
     "library-on-a-side-stream-it-is-handed": library_on_a_side_stream_it_is_handed,
@@ -613,7 +596,6 @@ CORRECT = {
 }
 # Shapes that import no torch (each asks for its device itself): the check below would import it.
 TORCH_FREE = {
-    "cupy-null-stream-inside-cupy-stream",
     "cupy-alone-on-its-stream",
     "streamlike-use-alone-with-a-driver-launch",
 }
