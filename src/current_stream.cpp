@@ -54,7 +54,8 @@ inline bool ask(const getter& g, int device, void*& stream) noexcept {
     case direct_kind::own: stream = own_read(device); return stream != nullptr; // unset: no answer
     case direct_kind::torch: return g.torch(device, &stream) == 0;
     case direct_kind::tvm_ffi: stream = g.tvm_ffi(2 /* kDLCUDA */, device); return true;
-    case direct_kind::table: break;
+    case direct_kind::table:
+    case direct_kind::forwarded: break; // through the table's get
   }
   return g.get(g.context, device, &stream) == STREAMLIKE_CURRENT_STREAM_OK;
 }
@@ -173,6 +174,12 @@ inline void* first_answer(const provider_list& list, int device, std::ptrdiff_t&
 /// are read without the walk, streamlike's own slot before torch's getter so that nothing of the
 /// thread's state need be kept across that call: first_answer's rule, for those two lists.
 inline void* current_handle(const provider_list& list, int device) noexcept {
+  // A copy that forwards opens no scope and keeps no stream of its own: the registry answers, and
+  // this copy's thread-local state is not read.
+  if (list.shape == list_shape::forwarded) [[unlikely]] {
+    void* stream = nullptr;
+    return list.forward(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK ? stream : nullptr;
+  }
   const thread_streams& mine = this_thread; // the one thread-local access
   if (mine.innermost_scope != nullptr) [[unlikely]]
     return answer_with_scopes(list, mine, device);

@@ -46,6 +46,9 @@ void publish(registry& r, std::vector<provider> entries) {
   } else if (list->getters.size() == 2 && kind_at(0) == direct_kind::torch && kind_at(1) == direct_kind::own) {
     list->shape = list_shape::torch_then_own;
     list->torch = list->getters[0].torch;
+  } else if (list->getters.size() == 1 && kind_at(0) == direct_kind::forwarded) {
+    list->shape = list_shape::forwarded;
+    list->forward = list->entries[0].direct.forward;
   }
   list->replaced = r.list.load(std::memory_order_relaxed);
   r.list.store(list, std::memory_order_release);
@@ -77,7 +80,8 @@ const provider_list* initial_list(registry& r) {
     table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE;
     table.get = &forwarded_get;
     table.context = const_cast<streamlike_current_stream_registry*>(to);
-    entries.push_back(provider{table, forwarded_name, {}});
+    entries.push_back(
+        provider{table, forwarded_name, direct_get{direct_kind::forwarded, nullptr, nullptr, to->current}});
     r.all_found.store(true, std::memory_order_relaxed);
   } else {
     entries.push_back(provider{own_provider(), own_name, direct_get{direct_kind::own, nullptr, nullptr}});

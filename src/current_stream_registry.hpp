@@ -20,16 +20,19 @@ namespace streamlike::detail::current {
 
 /// How current_stream() asks a provider: through its table, or (the built-in ones) straight into
 /// the framework's function or streamlike's thread-local, one indirect call fewer.
-enum class direct_kind : unsigned char { table, torch, tvm_ffi, own };
+/// `forwarded`: the process's registry of another copy, asked through its table's `current`.
+enum class direct_kind : unsigned char { table, torch, tvm_ffi, own, forwarded };
 
 /// The built-in providers' framework functions, called directly by current_stream().
 using torch_get_fn = std::int32_t (*)(std::int32_t device_index, void** ret_stream);
 using tvm_get_fn = void* (*)(std::int32_t device_type, std::int32_t device_id);
+using registry_current_fn = int (*)(std::int32_t device, void** stream); // streamlike_current_stream_registry::current
 
 struct direct_get {
   direct_kind kind = direct_kind::table;
   torch_get_fn torch = nullptr;
   tvm_get_fn tvm_ffi = nullptr;
+  registry_current_fn forward = nullptr;
 };
 
 struct provider {
@@ -48,8 +51,9 @@ struct getter {
 };
 
 /// The lists current_stream() reads without walking them, those of the common processes:
-/// streamlike's own alone (no framework loaded), and torch's then streamlike's own (torch alone).
-enum class list_shape : unsigned char { any, own_only, torch_then_own };
+/// streamlike's own alone (no framework loaded), torch's then streamlike's own (torch alone), and
+/// another copy's registry alone (a copy that forwards).
+enum class list_shape : unsigned char { any, own_only, torch_then_own, forwarded };
 
 /// An immutable list, sorted in asking order. Lists are never freed: a reader holds no lock and a
 /// list it is walking stays valid whatever registers meanwhile (registrations are rare).
@@ -61,7 +65,8 @@ struct provider_list {
   std::vector<getter> getters;
   bool complete = false;
   list_shape shape = list_shape::any;
-  torch_get_fn torch = nullptr; // torch_then_own: getters[0].torch, one load nearer current_stream()
+  torch_get_fn torch = nullptr;          // torch_then_own: getters[0].torch, one load nearer current_stream()
+  registry_current_fn forward = nullptr; // forwarded: the registry's current
   // The list this one replaced: lists are never freed (a reader may still hold one), and the
   // chain keeps every one reachable from the published pointer (no leak, for LeakSanitizer too).
   const provider_list* replaced = nullptr;

@@ -21,7 +21,7 @@ checker::verdict checker::on_call(const call_event& e) {
     return verdict::fine;
   }
   if (!judged_before(e.kind)) return verdict::fine;
-  if (options_.capture) {
+  if (options_.capture && captures_.any()) { // none under way: nothing to break, no call made
     const verdict v = check_capture(e);
     if (v != verdict::fine) return v;
   }

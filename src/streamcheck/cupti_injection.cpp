@@ -52,23 +52,50 @@ int switch_checked_calls(bool on) {
   return switched;
 }
 
-// The device of a call's context: the last context a thread used, remembered (one CUPTI query per
-// change of context rather than per call).
-int device_of(CUcontext context) noexcept {
-  static thread_local CUcontext last_context = nullptr;
-  static thread_local int last_device = -1;
-  if (context == nullptr) return -1;
-  if (context != last_context) {
-    uint32_t device = 0;
-    last_device = cuptiGetDeviceId(context, &device) == CUPTI_SUCCESS ? static_cast<int>(device) : -1;
-    last_context = context;
-  }
-  return last_device;
+// The layer's state of the calling thread, in one object that is trivial to destroy and
+// initialized by a constant: a callback reaches all of it with one thread-local access and no
+// initialization check (in a library loaded with dlopen, each thread-local access can be a call
+// into the loader).
+struct thread_state {
+  bool inside = false;       // the checker's own CUDA calls (a provider's) are not judged
+  bool exit_watched = false; // the thread's exit_watch is armed
+  // The verdict on the last call this thread made that was judged before it ran (a
+  // checker::verdict), -1 for none since streamlike_check_last_verdict last asked.
+  int last_verdict = -1;
+  // A capture's stream, asked whether it is blocking when cuStreamBeginCapture is entered (once
+  // the capture has begun, asking would invalidate it), for the note made after the call.
+  CUstream stream_entering_capture = nullptr;
+  bool stream_entering_capture_blocking = true;
+  // The last context the thread used and its device (one CUPTI query per change of context).
+  CUcontext last_context = nullptr;
+  int last_device = -1;
+  std::uint64_t id = 0; // the thread's id, 0 until first asked
+};
+thread_local constinit thread_state this_thread_state{};
+
+/// The calling thread's state, its address computed once: GCC computes a thread-local's address
+/// again after every call (a call into the loader here), the empty asm makes it a value to keep.
+thread_state& my_thread_state() noexcept {
+  thread_state* t = &this_thread_state;
+  asm("" : "+r"(t));
+  return *t;
 }
 
-std::uint64_t this_thread() noexcept {
-  static thread_local const auto id = static_cast<std::uint64_t>(syscall(SYS_gettid));
-  return id;
+// The device of a call's context.
+int device_of(thread_state& t, CUcontext context) noexcept {
+  if (context == nullptr) return -1;
+  if (context != t.last_context) {
+    uint32_t device = 0;
+    t.last_device = cuptiGetDeviceId(context, &device) == CUPTI_SUCCESS ? static_cast<int>(device) : -1;
+    t.last_context = context;
+  }
+  return t.last_device;
+}
+
+std::uint64_t thread_id(thread_state& t) noexcept {
+  if (t.id == 0) [[unlikely]]
+    t.id = static_cast<std::uint64_t>(syscall(SYS_gettid));
+  return t.id;
 }
 
 bool current_stream_of(void*, int device, std::uintptr_t* stream) {
@@ -117,34 +144,30 @@ void write_report(void*, const report& r) {
   std::fflush(report_file);
 }
 
-thread_local bool inside = false; // the checker's own CUDA calls (a provider's) are not judged
-
-// The verdict on the last call this thread made that was judged before it ran (a checker::verdict),
-// -1 for none since streamlike_check_last_verdict last asked.
-thread_local int last_verdict = -1;
-
-// A capture's stream, asked whether it is blocking when cuStreamBeginCapture is entered (once the
-// capture has begun, asking would invalidate it), for the note made after the call.
-thread_local CUstream stream_entering_capture = nullptr;
-thread_local bool stream_entering_capture_blocking = true;
-
 // Tells the checker when a thread that made driver calls exits, so that a new thread given its id
-// inherits nothing of it.
+// inherits nothing of it. Touched once per thread (thread_state::exit_watched), since touching it
+// runs an initialization check.
 struct thread_exit_watch {
   bool armed = false;
   ~thread_exit_watch() {
     if (armed && the_checker != nullptr) {
-      inside = true;
-      the_checker->forget_thread(this_thread());
+      thread_state& t = this_thread_state;
+      t.inside = true;
+      the_checker->forget_thread(thread_id(t));
     }
   }
 };
 thread_local thread_exit_watch exit_watch;
 
-void judge(const call_event& e) noexcept {
+[[gnu::noinline]] void arm_exit_watch(thread_state& t) noexcept {
+  exit_watch.armed = true;
+  t.exit_watched = true;
+}
+
+void judge(thread_state& t, const call_event& e) noexcept {
   try {
     const checker::verdict v = the_checker->on_call(e);
-    if (!e.returned) last_verdict = static_cast<int>(v);
+    if (!e.returned) t.last_verdict = static_cast<int>(v);
   } catch (...) { // out of memory for a report: nothing may leave a CUPTI callback
   }
 }
@@ -152,36 +175,39 @@ void judge(const call_event& e) noexcept {
 // cuStreamBatchMemOp: each wait and write of a memory word, as the calls of their own they stand for.
 struct batch_context {
   call_event* e;
+  thread_state* t;
 };
 void judge_memory_op(void* context, bool writes, std::uintptr_t address) {
   call_event op = *static_cast<batch_context*>(context)->e;
   op.kind = writes ? call_kind::write_value : call_kind::wait_value;
   op.object = address;
-  judge(op);
+  judge(*static_cast<batch_context*>(context)->t, op);
 }
 
 void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || inside || cbid >= kind_of_cbid.size()) return;
+  thread_state& t = my_thread_state();
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || t.inside || cbid >= kind_of_cbid.size()) return;
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   call_event e;
   e.kind = kind_of_cbid[cbid];
   e.returned = cb->callbackSite == CUPTI_API_EXIT;
   if (e.kind == call_kind::capture_begin && !e.returned) {
-    inside = true;
+    t.inside = true;
     CUstream stream = nullptr;
     (void)stream_of(cbid, cb->functionParams, &stream);
-    stream_entering_capture = stream;
-    stream_entering_capture_blocking = stream_is_blocking(flag_queries, stream);
-    inside = false;
+    t.stream_entering_capture = stream;
+    t.stream_entering_capture_blocking = stream_is_blocking(flag_queries, stream);
+    t.inside = false;
     return;
   }
   // Each call is judged before it runs; some are also (or only) noted once they returned.
   if (e.returned ? !noted_after(e.kind) : !judged_before(e.kind)) return;
-  inside = true;
-  exit_watch.armed = true;
+  t.inside = true;
+  if (!t.exit_watched) [[unlikely]]
+    arm_exit_watch(t);
   e.api = cb->functionName != nullptr ? cb->functionName : "";
-  e.thread = this_thread();
-  e.device = device_of(cb->context);
+  e.thread = thread_id(t);
+  e.device = device_of(t, cb->context);
   CUstream stream = nullptr;
   e.has_stream = stream_of(cbid, cb->functionParams, &stream);
   e.object = object_of(cbid, cb->functionParams);
@@ -203,8 +229,8 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
   if (e.kind == call_kind::capture_begin) {
     e.mode = capture_mode_of(cbid, cb->functionParams);
     // A non-blocking stream does not synchronize with the legacy one: known from the entry.
-    e.blocking = stream == stream_entering_capture ? stream_entering_capture_blocking : true;
-    stream_entering_capture = nullptr;
+    e.blocking = stream == t.stream_entering_capture ? t.stream_entering_capture_blocking : true;
+    t.stream_entering_capture = nullptr;
   } else if (e.kind == call_kind::capture_mode) {
     const auto* p = static_cast<const cuThreadExchangeStreamCaptureMode_params*>(cb->functionParams);
     if (p->mode == nullptr)
@@ -213,13 +239,13 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
       e.mode = static_cast<cudaStreamCaptureMode>(*p->mode);
   }
   if (e.kind == call_kind::batch_mem_op) {
-    batch_context context{&e};
-    judge(e); // the capture rules see the call itself
+    batch_context context{&e, &t};
+    judge(t, e); // the capture rules see the call itself
     (void)for_each_memory_op(cbid, cb->functionParams, judge_memory_op, &context);
   } else {
-    judge(e);
+    judge(t, e);
   }
-  inside = false;
+  t.inside = false;
 }
 
 void write_summary() {
@@ -244,7 +270,7 @@ void write_summary() {
 
 void at_exit() noexcept {
   if (the_checker == nullptr) return;
-  inside = true;
+  this_thread_state.inside = true;
   try {
     write_summary();
   } catch (...) { // nothing may leave an exit handler
@@ -395,8 +421,9 @@ static_assert(static_cast<int>(streamlike::check::checker::verdict::fine) == 0 &
               static_cast<int>(streamlike::check::checker::verdict::repeated) == 2 &&
               static_cast<int>(streamlike::check::checker::verdict::allowed) == 3);
 extern "C" __attribute__((visibility("default"))) int streamlike_check_last_verdict(void) {
-  const int v = streamlike::check::last_verdict;
-  streamlike::check::last_verdict = -1;
+  streamlike::check::thread_state& t = streamlike::check::this_thread_state;
+  const int v = t.last_verdict;
+  t.last_verdict = -1;
   return v;
 }
 

@@ -189,9 +189,7 @@ void stream_order::stream_destroyed(std::uintptr_t stream) {
   }
 }
 
-stream_order::judgment stream_order::queue(const stream_at& on, const stream_at* current) {
-  if (current == nullptr && queue_recent(on)) [[likely]]
-    return {};
+stream_order::judgment stream_order::queue_locked(const stream_at& on, const stream_at* current) {
   const std::lock_guard lock(mutex_);
   stream_state& s = state(on);
   catch_up(s, on.thread);

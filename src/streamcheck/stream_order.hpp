@@ -50,7 +50,12 @@ public:
   /// Work queued on `on` by `on.thread`: advances the stream. With `current` (the calling thread's
   /// current stream, when it is another, non-default stream) it says whether the work comes after
   /// all of `current`'s.
-  judgment queue(const stream_at& on, const stream_at* current);
+  judgment queue(const stream_at& on, const stream_at* current) {
+    // The lock-free path inline, so that the every-launch call pays no frame of the locked one.
+    if (current == nullptr && queue_recent(on)) [[likely]]
+      return {};
+    return queue_locked(on, current);
+  }
 
   void event_recorded(std::uintptr_t event, const stream_at& on);
   void event_waited(std::uintptr_t event, const stream_at& waiting);
@@ -133,9 +138,10 @@ private:
   static std::uint64_t entry(const clock& c, std::uint32_t index) noexcept;
   void note_blocking_work(const stream_state& s) noexcept;
   [[nodiscard]] std::uint64_t blocking_work(int device) const noexcept;
-  bool queue_recent(const stream_at& on) noexcept;     // the lock-free path: false when it cannot decide
-  void remember(const stream_at& on, stream_state& s); // lock held
-  void forget(stream_state& s);                        // destroyed: no clock keeps it; lock held
+  bool queue_recent(const stream_at& on) noexcept; // the lock-free path: false when it cannot decide
+  judgment queue_locked(const stream_at& on, const stream_at* current); // queue() under the lock
+  void remember(const stream_at& on, stream_state& s);                  // lock held
+  void forget(stream_state& s);                                         // destroyed: no clock keeps it; lock held
   // An event record or memory write: `mark` takes `on`'s clock. A wait: `waiting` joins it.
   void take_clock(std::unordered_map<std::uintptr_t, clock>& marks, std::uintptr_t mark, const stream_at& on);
   void join_clock(const std::unordered_map<std::uintptr_t, clock>& marks, std::uintptr_t mark,
