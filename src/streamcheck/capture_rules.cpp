@@ -31,16 +31,8 @@ bool same_device(int a, int b) noexcept { return a < 0 || b < 0 || a == b; }
 // Calls that can break a capture or change what belongs to one; the others can only by naming the
 // legacy default stream. Asked before the lock.
 bool concerns_captures(const call_event& e) noexcept {
+  if (capture_punished(e.kind)) return true;
   switch (e.kind) {
-    case call_kind::stream_sync:
-    case call_kind::stream_query:
-    case call_kind::event_sync:
-    case call_kind::event_query:
-    case call_kind::ctx_sync:
-    case call_kind::sync_copy:
-    case call_kind::sync_memset:
-    case call_kind::alloc:
-    case call_kind::free:
     case call_kind::alloc_async:
     case call_kind::free_async:
     case call_kind::event_record:
