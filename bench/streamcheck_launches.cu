@@ -45,8 +45,15 @@ pause_fn find_checker_pause() {
   return found != nullptr && found(0) >= 0 ? found : nullptr; // resumed: -1 where it is not running
 }
 
+// One stream for every row and repetition: a new stream may land on another hardware queue, whose
+// pace differs by more than the checker costs, so rows compared with each other share one.
+const streamlike::unique_stream& the_stream() {
+  static const auto s = streamlike::unique_stream::create(); // non-blocking
+  return s;
+}
+
 void launch_loop(benchmark::State& state, bool paused) {
-  const auto s = streamlike::unique_stream::create();
+  const auto& s = the_stream();
   const streamlike::scoped_current_stream current{s}; // every launch checked against a set stream
   for (auto _ : state) {
     if (set_paused != nullptr) set_paused(paused ? 1 : 0); // both ways, so both rows pay the switch
@@ -62,8 +69,7 @@ void launch_loop(benchmark::State& state, bool paused) {
 // site: a wrong stream however the checker's ordering model judges (nothing orders the legacy
 // stream with the current one, which has no work), so a report the first time, then repeats.
 void repeat_loop(benchmark::State& state, bool allowed) {
-  const auto s = streamlike::unique_stream::create(); // non-blocking
-  const streamlike::scoped_current_stream current{s};
+  const streamlike::scoped_current_stream current{the_stream()};
   for (auto _ : state) {
     if (allowed) {
       streamcheck_allowed_launches(launches, nullptr);

@@ -117,8 +117,8 @@ def launch_loop(program, env):
         [
             program,
             "--benchmark_format=json",
-            "--benchmark_repetitions=9",
-            "--benchmark_min_time=0.2",
+            "--benchmark_repetitions=24",
+            "--benchmark_min_time=0.07",
             "--benchmark_enable_random_interleaving=true",
         ],
         env=env,
