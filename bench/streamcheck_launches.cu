@@ -31,6 +31,7 @@ namespace {
 __global__ void empty_kernel() {}
 
 constexpr int launches = 10000;
+constexpr int settle_launches = 100;
 
 // The checker's pause, from the library the driver loaded (CUDA_INJECTION64_PATH, loaded local to
 // itself, so looked up in it); nullptr where it is not loaded or not running.
@@ -56,7 +57,13 @@ void launch_loop(benchmark::State& state, bool paused) {
   const auto& s = the_stream();
   const streamlike::scoped_current_stream current{s}; // every launch checked against a set stream
   for (auto _ : state) {
-    if (set_paused != nullptr) set_paused(paused ? 1 : 0); // both ways, so both rows pay the switch
+    // The switch, untimed: its cost depends on the state the row before left (a real switch or
+    // none), which would fall on the rows unevenly; a few launches after it settle the queue.
+    state.PauseTiming();
+    if (set_paused != nullptr) set_paused(paused ? 1 : 0);
+    for (int i = 0; i < settle_launches; ++i) empty_kernel<<<1, 1, 0, s.get()>>>();
+    (void)cudaStreamSynchronize(s.get());
+    state.ResumeTiming();
     for (int i = 0; i < launches; ++i) empty_kernel<<<1, 1, 0, s.get()>>>();
     (void)cudaStreamSynchronize(s.get());
   }
