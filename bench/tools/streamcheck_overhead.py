@@ -37,7 +37,7 @@ import sys
 
 SKIP = 77
 LAUNCHES = 10000
-# Blocks of 20 steps, 40 rounds a process. With the checker running, blocks rotate between checked,
+# Blocks of 20 steps, 120 rounds a process. With the checker running, blocks rotate between checked,
 # paused and paused again (the control), each after a switch of the pause and 3 untimed steps (a
 # switch costs the block after it; untimed, it falls on no kind), with the collector off so that a
 # collection lands in no block; printed: each kind's block times, seconds per step.
@@ -139,7 +139,7 @@ def launch_loop(program, env):
 
 
 def torch_step(env):
-    r = subprocess.run([sys.executable, "-c", TORCH_STEP, "40"], env=env, capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-c", TORCH_STEP, "120"], env=env, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"the torch step failed:\n{r.stderr}")
     return json.loads(r.stdout.strip().splitlines()[-1])
