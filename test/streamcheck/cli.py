@@ -4,7 +4,7 @@ stand_in_checker.py, as the library writes them) into --json, --sarif and --outp
 --fail exactly when the run is not clean, and refuses bad command lines and values before the
 program starts. Then the library's Python call sites, asked of it directly.
 
-usage: cli.py CHECK_PY LIBRARY SCHEMA"""
+usage: cli.py CHECK_PY LIBRARY SCHEMA STAND_IN_DRIVER (a libcuda.so.1 of cuInit and cuDeviceGetCount)"""
 
 import ctypes
 import json
@@ -16,7 +16,7 @@ import tempfile
 
 import json_schema
 
-check_py, library, schema_path = (os.path.abspath(a) for a in sys.argv[1:4])
+check_py, library, schema_path, stand_in_driver = (os.path.abspath(a) for a in sys.argv[1:5])
 here = os.path.dirname(os.path.abspath(__file__))
 with open(schema_path, encoding="utf-8") as f:
     schema = json.load(f)
@@ -290,6 +290,47 @@ with tempfile.TemporaryDirectory() as tmp:
                 r,
             )
         expect(json_schema.errors(document, schema) == [], f"{name}: conforms: {json_schema.errors(document, schema)}")
+    # What only the bootstrap can see: a Python process that initialized CUDA without the checker
+    # (the stand-in driver, loaded by path, stands for libcuda.so.1).
+    init = f"import ctypes\ncuda = ctypes.CDLL({stand_in_driver!r})\n"
+    cases = {
+        "no-checker": (
+            init + "assert cuda.cuInit(0) == 0\n",
+            1,
+            "CUDA was initialized but the driver did not load the checker library",
+        ),
+        "injection-changed": (
+            "import os\nos.environ['CUDA_INJECTION64_PATH'] = ''\n" + init + "cuda.cuInit(0)\n",
+            1,
+            "the program changed CUDA_INJECTION64_PATH",
+        ),
+        "checker-silent": (
+            f"import ctypes\nctypes.CDLL({library!r})\n" + init + "cuda.cuInit(0)\n",
+            1,
+            "the checker library is loaded (streamlike_check_active() = 0) but wrote no record",
+        ),
+        "loaded-only": (init, 0, None),
+    }
+    for name, (source, status, why) in cases.items():
+        write(os.path.join(tmp, f"{name}.py"), source)
+        r = run(["--library", library, "--fail", "--json", f"{name}.json", f"{name}.py"], tmp)
+        expect(r.returncode == status, f"--fail, {name}: exit {status}", r)
+        document = load(os.path.join(tmp, f"{name}.json"))
+        if why is None:
+            expect(
+                document["problems"] == []
+                and document["processes"] == []
+                and "loaded the CUDA driver but never initialized CUDA" in r.stderr,
+                f"{name}: a driver loaded but never initialized: nothing to check, said so",
+                r,
+            )
+        else:
+            unchecked = [p for p in document["processes"] if not p["checked"]]
+            expect(
+                len(unchecked) == 1 and why in (unchecked[0]["why_unchecked"] or "") and why in r.stderr,
+                f"{name}: the bootstrap's record says why ({why}): {document}",
+                r,
+            )
     r = run(["--library", library, "killed.py"], tmp)
     expect(r.returncode == 137 and "ended before saying" in r.stderr, "without --fail: the signal's status, and why", r)
 
