@@ -394,14 +394,15 @@ CUptiResult subscribe(std::string& holder, const char*& how) {
   CUptiResult result = CUPTI_ERROR_INVALID_PARAMETER;
   if (cupti->subscribe_v2 != nullptr) {
     subscriber_params p{};
-    p.structSize = subscriber_params_size;
+    const bool several = cupti->version >= cupti_version_multiple_subscribers;
+    p.structSize = several ? subscriber_params_size : subscriber_params_size_13_0;
     p.subscriberName = "streamlike.check";
     p.oldSubscriberName = old_name;
     p.oldSubscriberSize = sizeof old_name;
-    p.allowMultipleSubscribers = 1;
-    how = "beside other CUPTI subscribers";
+    p.allowMultipleSubscribers = several ? 1 : 0;
+    how = several ? "beside other CUPTI subscribers" : "as the only CUPTI subscriber";
     result = cupti->subscribe_v2(&subscriber, on_driver_call, nullptr, &p);
-    if (result == CUPTI_ERROR_INVALID_PARAMETER) { // a CUPTI before the field: the struct it knows
+    if (several && result == CUPTI_ERROR_INVALID_PARAMETER) { // refuses the field: the struct it knows
       p.structSize = subscriber_params_size_13_0;
       how = "as the only CUPTI subscriber";
       result = cupti->subscribe_v2(&subscriber, on_driver_call, nullptr, &p);

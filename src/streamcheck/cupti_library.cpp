@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace streamlike::check {
@@ -28,6 +29,9 @@ bool resolve(void* handle, cupti_functions& f, std::string& missing) {
   look_up(f.get_callback_name, "cuptiGetCallbackName", true);
   look_up(f.get_device_id, "cuptiGetDeviceId", true);
   look_up(f.get_result_string, "cuptiGetResultString", true);
+  CUptiResult (*get_version)(uint32_t*) = nullptr;
+  look_up(get_version, "cuptiGetVersion", false);
+  if (get_version == nullptr || get_version(&f.version) != CUPTI_SUCCESS) f.version = 0;
   return missing.empty();
 }
 

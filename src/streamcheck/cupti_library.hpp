@@ -27,6 +27,9 @@ struct subscriber_params {
 inline constexpr std::size_t subscriber_params_size_13_0 =
     offsetof(subscriber_params, oldSubscriberSize) + sizeof(std::size_t);
 inline constexpr std::size_t subscriber_params_size = offsetof(subscriber_params, allowMultipleSubscribers) + 1;
+/// The first CUPTI that reads allowMultipleSubscribers (an older one may accept the larger struct
+/// and ignore the field).
+inline constexpr std::uint32_t cupti_version_multiple_subscribers = 130200;
 
 struct cupti_functions {
   CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*) = nullptr;
@@ -36,6 +39,8 @@ struct cupti_functions {
   CUptiResult (*get_callback_name)(CUpti_CallbackDomain, uint32_t, const char**) = nullptr;
   CUptiResult (*get_device_id)(CUcontext, uint32_t*) = nullptr;
   CUptiResult (*get_result_string)(CUptiResult, const char**) = nullptr;
+  /// CUPTI's version (13.2 is 130200), 0 where it cannot say.
+  std::uint32_t version = 0;
   std::string path; // the library the functions came from
 };
 

@@ -179,13 +179,18 @@ expect(
 )
 
 # --- Older CUPTIs: the 13.0 struct, then cuptiSubscribe --------------------------------------------
-r = run(home_cupti, {"CUDA_HOME": home, "STREAMLIKE_CHECK": "capture", "FAKE_CUPTI": "13.0"})
-expect(
-    lines_of(r).get("subscription") == "cuptiSubscribe_v2 size 32 allowMultipleSubscribers 0 name streamlike.check"
-    and "as the only CUPTI subscriber" in r.stderr,
-    "a CUPTI without allowMultipleSubscribers: the 13.0 struct",
-    r,
-)
+for mode, what in [
+    ("13.0", "CUPTI 13.0, which would ignore the field: the 13.0 struct"),
+    ("refuses-field", "a CUPTI refusing the 13.2 struct: asked again with the 13.0 struct"),
+]:
+    r = run(home_cupti, {"CUDA_HOME": home, "STREAMLIKE_CHECK": "capture", "FAKE_CUPTI": mode})
+    expect(
+        lines_of(r).get("subscription")
+        == "cuptiSubscribe_v2 size 32 allowMultipleSubscribers 0 name streamlike.check"
+        and "as the only CUPTI subscriber" in r.stderr,
+        what,
+        r,
+    )
 r = run(home_cupti, {"CUDA_HOME": home, "STREAMLIKE_CHECK": "capture", "FAKE_CUPTI": "v1"})
 expect(lines_of(r).get("subscription") == "cuptiSubscribe", "cuptiSubscribe_v2 refusing every struct: cuptiSubscribe", r)
 

@@ -2,9 +2,10 @@
 // libstreamlike_check.so looks up, names for a few driver callbacks (the recapture among them, past
 // the toolkit headers' last callback id, as a newer CUPTI has it), and fake_cupti_fire, with which
 // the test makes a driver call's callbacks come. FAKE_CUPTI chooses how subscribing goes:
-//   v2 (unset): cuptiSubscribe_v2 takes the 13.2 struct (allowMultipleSubscribers);
-//   13.0: cuptiSubscribe_v2 refuses a struct larger than 13.0's (CUPTI_ERROR_INVALID_PARAMETER);
-//   v1: cuptiSubscribe_v2 refuses every struct, cuptiSubscribe subscribes;
+//   v2 (unset): CUPTI 13.4, cuptiSubscribe_v2 takes the 13.2 struct (allowMultipleSubscribers);
+//   13.0: CUPTI 13.0, cuptiSubscribe_v2 takes any struct and reads the 13.0 fields alone;
+//   refuses-field: CUPTI 13.4 whose cuptiSubscribe_v2 refuses a struct larger than 13.0's;
+//   v1: CUPTI 12.9, cuptiSubscribe_v2 refuses every struct, cuptiSubscribe subscribes;
 //   busy: another subscriber holds CUPTI and cuptiSubscribe_v2 names it ("CUPTI for nsys");
 //   busy-unnamed: the same, without the name.
 #include <cupti.h>
@@ -71,7 +72,7 @@ CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti
   auto* p = reinterpret_cast<params_13_2*>(given); // the header's struct may predate the last field
   const std::string_view m = mode();
   if (p == nullptr || p->structSize < size_13_0) return CUPTI_ERROR_INVALID_PARAMETER;
-  if (m == "v1" || (m == "13.0" && p->structSize != size_13_0)) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (m == "v1" || (m == "refuses-field" && p->structSize != size_13_0)) return CUPTI_ERROR_INVALID_PARAMETER;
   if (m == "busy" || m == "busy-unnamed") {
     if (m == "busy" && p->oldSubscriberName != nullptr && p->oldSubscriberSize > 0) {
       std::strncpy(p->oldSubscriberName, "CUPTI for nsys", p->oldSubscriberSize - 1);
@@ -79,12 +80,19 @@ CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti
     }
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   }
-  const bool multiple = p->structSize > offsetof(params_13_2, allowMultipleSubscribers) && p->allowMultipleSubscribers;
+  const bool multiple =
+      m != "13.0" && p->structSize > offsetof(params_13_2, allowMultipleSubscribers) && p->allowMultipleSubscribers;
   std::snprintf(how, sizeof how, "cuptiSubscribe_v2 size %zu allowMultipleSubscribers %d name %s", p->structSize,
                 multiple ? 1 : 0, p->subscriberName != nullptr ? p->subscriberName : "(none)");
   subscribed_callback = callback;
   subscribed_userdata = userdata;
   *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(0x52);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiGetVersion(uint32_t* version) {
+  const std::string_view m = mode();
+  *version = m == "13.0" ? 130001 : m == "v1" ? 120900 : 130400;
   return CUPTI_SUCCESS;
 }
 
