@@ -393,19 +393,20 @@ CUptiResult subscribe(std::string& holder, const char*& how) {
   char old_name[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = {};
   CUptiResult result = CUPTI_ERROR_INVALID_PARAMETER;
   if (cupti->subscribe_v2 != nullptr) {
-    subscriber_params p{};
+    // The newest struct first; each older one where CUPTI refuses the size.
     const bool several = cupti->version >= cupti_version_multiple_subscribers;
-    p.structSize = several ? subscriber_params_size : subscriber_params_size_13_0;
-    p.subscriberName = "streamlike.check";
-    p.oldSubscriberName = old_name;
-    p.oldSubscriberSize = sizeof old_name;
-    p.allowMultipleSubscribers = several ? 1 : 0;
-    how = several ? "beside other CUPTI subscribers" : "as the only CUPTI subscriber";
-    result = cupti->subscribe_v2(&subscriber, on_driver_call, nullptr, &p);
-    if (several && result == CUPTI_ERROR_INVALID_PARAMETER) { // refuses the field: the struct it knows
-      p.structSize = subscriber_params_size_13_0;
-      how = "as the only CUPTI subscriber";
+    for (const std::size_t size :
+         {subscriber_params_size, subscriber_params_size_to_field, subscriber_params_size_13_0}) {
+      if (!several && size != subscriber_params_size_13_0) continue;
+      subscriber_params p{};
+      p.structSize = size;
+      p.subscriberName = "streamlike.check";
+      p.oldSubscriberName = old_name;
+      p.oldSubscriberSize = sizeof old_name;
+      p.allowMultipleSubscribers = size > subscriber_params_size_13_0 ? 1 : 0;
+      how = p.allowMultipleSubscribers != 0 ? "beside other CUPTI subscribers" : "as the only CUPTI subscriber";
       result = cupti->subscribe_v2(&subscriber, on_driver_call, nullptr, &p);
+      if (result != CUPTI_ERROR_INVALID_PARAMETER) break;
     }
   }
   if (result == CUPTI_ERROR_INVALID_PARAMETER) {

@@ -13,20 +13,27 @@
 
 namespace streamlike::check {
 
-/// CUpti_SubscriberParams as CUPTI 13.2 documents it: the 13.0 fields, then
-/// allowMultipleSubscribers. Declared here, since the toolkit headers this is built with may
-/// predate the field; CUPTI reads only the fields that structSize covers.
+/// CUpti_SubscriberParams as CUPTI 13.2 and newer lay it out (13.4's cupti_callbacks.h): the 13.0
+/// fields, then allowMultipleSubscribers and padding to 8 bytes. Declared here, since the toolkit
+/// headers this is built with may predate the field; CUPTI reads only the fields that structSize
+/// covers.
 struct subscriber_params {
   std::size_t structSize;
   const char* subscriberName;
   char* oldSubscriberName;
   std::size_t oldSubscriberSize;
   std::uint8_t allowMultipleSubscribers;
+  std::uint8_t padding[7];
 };
 /// The 13.0 struct's size: what a CUPTI without allowMultipleSubscribers accepts.
 inline constexpr std::size_t subscriber_params_size_13_0 =
     offsetof(subscriber_params, oldSubscriberSize) + sizeof(std::size_t);
-inline constexpr std::size_t subscriber_params_size = offsetof(subscriber_params, allowMultipleSubscribers) + 1;
+/// 13.4's CUpti_SubscriberParams_STRUCT_SIZE (through the padding), and the size that ends at the
+/// field.
+inline constexpr std::size_t subscriber_params_size = sizeof(subscriber_params);
+static_assert(subscriber_params_size == 40, "CUPTI 13.4's CUpti_SubscriberParams_STRUCT_SIZE");
+inline constexpr std::size_t subscriber_params_size_to_field =
+    offsetof(subscriber_params, allowMultipleSubscribers) + 1;
 /// The first CUPTI that reads allowMultipleSubscribers (an older one may accept the larger struct
 /// and ignore the field).
 inline constexpr std::uint32_t cupti_version_multiple_subscribers = 130200;

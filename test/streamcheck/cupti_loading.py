@@ -115,8 +115,8 @@ seen = lines_of(r)
 expect(r.returncode == 0 and seen.get("active") == "1", "the checker starts with the fake CUPTI of $CUDA_HOME", r)
 expect(seen.get("cupti-loaded") == "1", "the libcupti of $CUDA_HOME/lib64 is the one loaded", r)
 expect(
-    seen.get("subscription") == "cuptiSubscribe_v2 size 33 allowMultipleSubscribers 1 name streamlike.check",
-    "subscribed with cuptiSubscribe_v2, the 13.2 struct, allowMultipleSubscribers = 1",
+    seen.get("subscription") == "cuptiSubscribe_v2 size 40 allowMultipleSubscribers 1 name streamlike.check",
+    "subscribed with cuptiSubscribe_v2, the 13.4 struct, allowMultipleSubscribers = 1",
     r,
 )
 expect(f"({home_cupti}, beside other CUPTI subscribers)" in r.stderr, "the start line names the CUPTI and how", r)
@@ -185,14 +185,15 @@ for mode, what in [
 ]:
     r = run(home_cupti, {"CUDA_HOME": home, "STREAMLIKE_CHECK": "capture", "FAKE_CUPTI": mode})
     expect(
-        lines_of(r).get("subscription")
-        == "cuptiSubscribe_v2 size 32 allowMultipleSubscribers 0 name streamlike.check"
+        lines_of(r).get("subscription") == "cuptiSubscribe_v2 size 32 allowMultipleSubscribers 0 name streamlike.check"
         and "as the only CUPTI subscriber" in r.stderr,
         what,
         r,
     )
 r = run(home_cupti, {"CUDA_HOME": home, "STREAMLIKE_CHECK": "capture", "FAKE_CUPTI": "v1"})
-expect(lines_of(r).get("subscription") == "cuptiSubscribe", "cuptiSubscribe_v2 refusing every struct: cuptiSubscribe", r)
+expect(
+    lines_of(r).get("subscription") == "cuptiSubscribe", "cuptiSubscribe_v2 refusing every struct: cuptiSubscribe", r
+)
 
 # --- CUPTI held by another subscriber: named -------------------------------------------------------
 for mode, extra, holder in [
@@ -295,7 +296,10 @@ expect(os.listdir(quiet_records) == [], "LD_PRELOAD, no CUDA: no record (the che
 r = subprocess.run(["sh", "-c", 'printf %s "$CUDA_INJECTION64_PATH"'], env=preloaded, capture_output=True, text=True)
 expect(r.stdout == os.path.realpath(checker), "LD_PRELOAD points the driver's CUDA_INJECTION64_PATH at the checker", r)
 r = subprocess.run(
-    ["sh", "-c", 'printf %s "$CUDA_INJECTION64_PATH"'], env=base | {"LD_PRELOAD": checker}, capture_output=True, text=True
+    ["sh", "-c", 'printf %s "$CUDA_INJECTION64_PATH"'],
+    env=base | {"LD_PRELOAD": checker},
+    capture_output=True,
+    text=True,
 )
 expect(r.stdout == "" and r.stderr == "", "LD_PRELOAD with the checker off: nothing set, nothing said", r)
 if shutil.which("readelf"):

@@ -20,13 +20,14 @@
 
 namespace {
 
-// Laid out as CUPTI 13.2 documents CUpti_SubscriberParams (the 13.0 headers lack the last field).
+// Laid out as CUPTI 13.4's CUpti_SubscriberParams (the 13.0 headers lack the last fields).
 struct params_13_2 {
   std::size_t structSize;
   const char* subscriberName;
   char* oldSubscriberName;
   std::size_t oldSubscriberSize;
   std::uint8_t allowMultipleSubscribers;
+  std::uint8_t padding[7];
 };
 constexpr std::size_t size_13_0 = offsetof(params_13_2, oldSubscriberSize) + sizeof(std::size_t);
 
