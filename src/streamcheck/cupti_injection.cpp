@@ -427,6 +427,7 @@ int start() noexcept {
     std::fprintf(stderr, "%s; streamcheck is off\n", e.what());
     why_unchecked = e.what();
     write_record(false);
+    if (!records_dir.empty()) std::atexit(at_exit_unchecked);
     return 1;
   }
   if (!o.any()) return 0; // off: nothing subscribed

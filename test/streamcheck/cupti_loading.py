@@ -224,6 +224,20 @@ for mode, extra, holder in [
         r,
     )
 
+# --- A value the checker cannot read: said, and recorded ------------------------------------------
+bad_records = tempfile.mkdtemp(dir=tmp)
+r = run(home_cupti, {"CUDA_HOME": home, "STREAMLIKE_CHECK": "sideways", "STREAMLIKE_CHECK_RECORDS": bad_records})
+record = one_record(bad_records, r)
+expect(
+    lines_of(r).get("active") == "0"
+    and "STREAMLIKE_CHECK='sideways'" in r.stderr
+    and record.get("checked") is False
+    and "STREAMLIKE_CHECK='sideways'" in (record.get("why_unchecked") or "")
+    and record.get("summarized") is True,
+    f"a bad STREAMLIKE_CHECK: named on stderr and in the record: {record}",
+    r,
+)
+
 # --- The wheel's layout, and nothing found ---------------------------------------------------------
 if can_hide_toolkit():
     site = os.path.join(tmp, "site")
