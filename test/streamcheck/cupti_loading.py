@@ -6,7 +6,7 @@ subscribers, and falling back; who holds CUPTI when it is taken; the per-process
 name, and the breaker inside it with its fix; and LD_PRELOAD into a program that never uses CUDA,
 which loads and prints nothing.
 
-usage: cupti_loading.py CHECKER FAKE_CUPTI FAKE_CUDA CLIENT"""
+usage: cupti_loading.py CHECKER FAKE_CUPTI FAKE_CUDA CLIENT SCHEMA"""
 
 import json
 import os
@@ -15,7 +15,11 @@ import subprocess
 import sys
 import tempfile
 
-checker, fake_cupti, fake_cuda, client = (os.path.abspath(p) for p in sys.argv[1:5])
+import json_schema
+
+checker, fake_cupti, fake_cuda, client, schema_path = (os.path.abspath(p) for p in sys.argv[1:6])
+with open(schema_path, encoding="utf-8") as f:
+    schema = json.load(f)
 failures = []
 
 RECORD_KEYS = [
@@ -92,6 +96,8 @@ def one_record(folder, result):
     expect(list(record) == RECORD_KEYS, f"the record's fields, in order: {list(record)}", result)
     expect(record.get("schema") == "streamlike.check.process/1", "the record's schema", result)
     expect(record.get("ppid") == os.getpid(), "the record's parent process", result)
+    wrong = json_schema.errors(record, schema["$defs"]["process"], schema)
+    expect(not wrong, "the record follows the schema's $defs/process: " + "; ".join(wrong), result)
     return record
 
 
