@@ -128,7 +128,7 @@ def current_module(sl):
 
     where = os.environ.get("STREAMLIKE_BRIDGE_MODULES_DIR")
     if not where or not os.path.isdir(where):
-        pytest.skip("the python suite's test modules were not built")
+        pytest.skip("the bridge suite's test modules were not built")
     if where not in sys.path:
         sys.path.append(where)
     return importlib.import_module("streamlike_current_nb_test")

@@ -31,7 +31,7 @@ REQUIRED = [
     "compile-fail/stream_view_from_int_zero-clang++",
     "headers",
     "consumers",
-    "python/python-bridge",
+    "bridge/python-bridge",
     "fuzz",
     "tools",
     "streamcheck",
