@@ -7,8 +7,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from expectations import expect, finish  # noqa: E402
+
 script = sys.argv[1]
-failures = 0
 
 
 def entry(name, result, stdout=""):
@@ -33,14 +35,6 @@ def registered(folder, tests):
 def run(*args):
     done = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, timeout=60)
     return done.returncode, done.stdout
-
-
-def expect(what, ok, output):
-    global failures
-    print(("ok:   " if ok else "FAIL: ") + what)
-    if not ok:
-        failures += 1
-        print("  output was:\n    " + output.strip().replace("\n", "\n    "))
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -137,8 +131,7 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(
         "a registered test that skipped fails, with the last line it printed",
         rc == 1
-        and "test package-cpu (suite package) must pass on CI, but it skipped: SKIP mypy is not installed"
-        in out,
+        and "test package-cpu (suite package) must pass on CI, but it skipped: SKIP mypy is not installed" in out,
         out,
     )
     expect(
@@ -215,5 +208,4 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out = run("--registered", os.path.join(tmp, "absent-tests.json"), build)
     expect("an unreadable list of registered tests fails", rc == 1 and "cannot read the registered tests" in out, out)
 
-print(f"count_results_test: {failures} failed")
-sys.exit(1 if failures else 0)
+finish("count_results_test")

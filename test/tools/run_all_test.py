@@ -13,9 +13,9 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_judge_fixtures import benchmark_json  # noqa: E402
+from expectations import expect, finish  # noqa: E402
 
 script = sys.argv[1]
-failures = 0
 
 COPY_PASS = {f"copy/std::shared_ptr<int>/threads:{t}": [10.0] * 3 for t in (1, 2)}
 COPY_PASS.update({f"control/std::shared_ptr<int>_again/threads:{t}": [10.0] * 3 for t in (1, 2)})
@@ -78,14 +78,6 @@ def summary(output):
     lines = output.splitlines()
     start = max((i for i, line in enumerate(lines) if line.startswith("== summary")), default=len(lines))
     return "\n".join(lines[start:])
-
-
-def expect(what, ok, output):
-    global failures
-    print(("ok:   " if ok else "FAIL: ") + what)
-    if not ok:
-        failures += 1
-        print("  output was:\n    " + output.strip().replace("\n", "\n    "))
 
 
 def case(name):
@@ -285,5 +277,4 @@ expect("a run with nothing built passes nothing and fails", rc == 1 and "no targ
 
 for folder in folders:
     shutil.rmtree(folder, ignore_errors=True)
-print(f"run_all_test: {failures} failed")
-sys.exit(1 if failures else 0)
+finish("run_all_test")
