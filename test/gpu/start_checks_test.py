@@ -3,7 +3,7 @@
   exit 1, naming the failed cudaGetDeviceCount: a broken driver is not "no device";
 - with STREAMLIKE_REQUIRE_GPU=1 it never skips: exit 1 without a device (0 or 1 with one);
 - without it, it skips (77) only when the machine has no device, and says so.
-Usage: start_checks.py PROGRAM FAKE_DRIVER_DIR (the folder of fake_driver/'s libcuda.so.1)
+Usage: start_checks_test.py PROGRAM FAKE_DRIVER_DIR (the folder of fake_driver/'s libcuda.so.1)
 """
 
 import os
@@ -54,4 +54,4 @@ if rc == 77:
 else:
     expect(f"with a device present it runs (got exit {rc})", rc == 0 and has_device, out)
 
-finish("start_checks")
+finish("start_checks_test")
