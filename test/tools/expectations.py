@@ -1,4 +1,4 @@
-"""How a `*_test.py` script reports (docs/developing.md, "Test scripts"): each expectation on a line
+"""How a test script of many expectations reports (docs/developing.md, "Test scripts"): each expectation on a line
 of its own, `ok:   WHAT` or `FAIL: WHAT` followed by the output that failed it, and a closing line
 `NAME: N failed`; the exit status is 1 when any failed.
 
