@@ -7,8 +7,8 @@
 // Creating an owned stream costs what creating a raw one costs: shared_stream::create + drop at
 // most 1.05x each raw create + destroy measured in the same run, the runtime's and the driver's,
 // with and without a priority (the fastest of them binds). cuda.core's create_stream() + close()
-// is measured in the same run_all.sh run by bench/references.py and shown beside these rows; it is
-// judged in bench/python/bench_package.py, where both run in one process.
+// is measured in the same run_all.sh run by bench/tools/references.py and shown beside these rows;
+// it is judged in bench/python/bench_package.py, where both run in one process.
 //
 // The creation claim is judged from paired rounds (bench/rounds.hpp says why).
 //
