@@ -3,15 +3,17 @@
   exit 1, naming the failed cudaGetDeviceCount: a broken driver is not "no device";
 - with STREAMLIKE_REQUIRE_GPU=1 it never skips: exit 1 without a device (0 or 1 with one);
 - without it, it skips (77) only when the machine has no device, and says so.
-Usage: start_checks.py PROGRAM FAKE_DRIVER_DIR (the folder of fake_driver/'s libcuda.so.1)
+Usage: start_checks_test.py PROGRAM FAKE_DRIVER_DIR (the folder of fake_driver/'s libcuda.so.1)
 """
 
 import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from expectations import expect, finish  # noqa: E402
+
 program, fake_dir = sys.argv[1], sys.argv[2]
-failures = 0
 
 
 def run(extra_env, library_path=None):
@@ -27,14 +29,6 @@ def run(extra_env, library_path=None):
         env["LD_LIBRARY_PATH"] = library_path + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     done = subprocess.run([program, "--test-case=__none__"], env=env, capture_output=True, text=True, timeout=120)
     return done.returncode, done.stdout + done.stderr
-
-
-def expect(what, ok, output):
-    global failures
-    print(("ok:   " if ok else "FAIL: ") + what)
-    if not ok:
-        failures += 1
-        print("  output was:\n    " + output.strip().replace("\n", "\n    "))
 
 
 rc, out = run({}, fake_dir)
@@ -60,5 +54,4 @@ if rc == 77:
 else:
     expect(f"with a device present it runs (got exit {rc})", rc == 0 and has_device, out)
 
-print(f"start_checks: {failures} failed")
-sys.exit(1 if failures else 0)
+finish("start_checks_test")

@@ -4,7 +4,7 @@ are read from the script and compared with the lists below, so that a test exemp
 longer required, is a visible change to this file too, not a quiet edit of CI. Also checks that
 .ci/run hands all three lists to .ci/count_results.py.
 
-    python3 test/tools/ci_lists_test.py [.ci/run]
+    python3 test/tools/ci_lists_check.py [.ci/run]
 """
 
 import re
@@ -31,7 +31,7 @@ REQUIRED = [
     "compile-fail/stream_view_from_int_zero-clang++",
     "headers",
     "consumers",
-    "python/python-bridge",
+    "bridge/python-bridge",
     "fuzz",
     "tools",
     "streamcheck",

@@ -8,7 +8,7 @@ that must ask itself again is named here with the reason (current_stream() asks 
 cuda_context::current_device, whose driver-first read is inline and measured in
 bench/current_stream.cpp).
 
-    python3 test/tools/current_device_home_test.py [SOURCE_ROOT]
+    python3 test/tools/current_device_home_check.py [SOURCE_ROOT]
 """
 
 import re

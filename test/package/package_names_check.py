@@ -7,7 +7,7 @@ names __init__.py binds (imports, classes, functions) and exactly the public nam
 (classes, functions, `from ... import X as X` re-exports). A name added to one file and not the
 other, or left out of __all__, fails here, naming it.
 
-    python3 test/package/package_names_test.py [PACKAGE_FOLDER]
+    python3 test/package/package_names_check.py [PACKAGE_FOLDER]
 """
 
 import ast
