@@ -1,5 +1,5 @@
 // streamcheck: the record each checked process writes into STREAMLIKE_CHECK_RECORDS=DIR
-// (docs/streamcheck.md, "One record per process"), DIR/streamcheck-<pid>.json, which a command
+// (docs/streamcheck.md, "How the library writes its records"), DIR/streamcheck-<pid>.json, which a command
 // that ran many processes (a test suite) merges: whether the process was checked, why not, and its
 // reports. Pure but for the files: no CUDA call, no CUPTI type.
 #ifndef STREAMLIKE_SRC_STREAMCHECK_PROCESS_RECORD_HPP
