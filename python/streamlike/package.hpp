@@ -9,7 +9,9 @@
 //   capture.cpp   capture, Graph, GraphExec, CaptureInfo
 //   partition.cpp Partition, PartitionInfo, partition_of (and StreamView.partition's answer)
 //   functions.cpp wait, wait_external, from_address, from_dlpack_stream, from_cai_stream, retain_until_done, ...
-//   current_stream.cpp  current_stream, use, the providers (CuPy's), conflicts, the check's switch
+//   current_stream.cpp  current_stream, the providers, conflicts, the check's switch
+//   use.cpp       use                   cupy_provider.cpp  CuPy's current-stream provider
+//   torch_stream.cpp  torch's stream object made current by use
 //   stream_common.cpp  what StreamView and Stream share (reading, facts, operations, repr)
 #ifndef STREAMLIKE_PACKAGE_PACKAGE_HPP
 #define STREAMLIKE_PACKAGE_PACKAGE_HPP
@@ -240,8 +242,13 @@ extern PyGetSetDef common_getset[];
 /// the current stream, the capture checks of sync, is_done and elapsed_ms included: CuPy's capture
 /// (`with s: s.begin_capture()`) is seen only through CuPy's current stream. Registration runs once
 /// per process; CuPy is resolved with no lock held (Python runs no lock a GIL holder may wait on)
-/// (current_stream.cpp). The package's import hook (_cupy_watch.py) calls it once `cupy` is imported.
+/// (cupy_provider.cpp). The package's import hook (_cupy_watch.py) calls it once `cupy` is imported.
 void register_cupy_if_loaded() noexcept;
+
+/// For a torch.cuda.Stream `stream` (where torch is imported: never imports it), makes torch's very
+/// object current with torch's own setter, after a scope made its handle current; best effort
+/// (torch_stream.cpp).
+void let_torch_see_its_object(PyObject* stream) noexcept;
 
 /// StreamView.partition and Stream.partition: a PartitionInfo for a stream of a green context, None
 /// for a plain one (partition.cpp).
@@ -258,7 +265,8 @@ void bind_pool(nb::module_& m);
 void bind_partition(nb::module_& m);
 void bind_capture(nb::module_& m);
 void bind_functions(nb::module_& m);
-void bind_current_stream(nb::module_& m);
+void bind_current_stream(nb::module_& m); // calls bind_use
+void bind_use(nb::module_& m);
 
 } // namespace streamlike_package
 

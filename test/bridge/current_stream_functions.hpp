@@ -8,7 +8,7 @@
 #include <streamlike/current_stream_check.hpp>
 #include <streamlike/current_stream_providers.hpp>
 #include <streamlike/error.hpp>
-#include <streamlike/python/current_stream.hpp>
+#include <streamlike/python/stream_or_current.hpp>
 #include <streamlike/stream_view.hpp>
 
 #include <cuda_runtime_api.h>

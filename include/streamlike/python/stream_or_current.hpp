@@ -1,4 +1,4 @@
-// streamlike/python/current_stream.hpp: a stream parameter that defaults to the caller's current
+// streamlike/python/stream_or_current.hpp: a stream parameter that defaults to the caller's current
 // stream (docs/current-stream.md, "Python").
 //
 //   #include <streamlike/python/nanobind_current_stream.hpp>   // or pybind11_current_stream.hpp
@@ -19,8 +19,8 @@
 // C++ calls to current_stream() see them too. An explicit stream is checked against the current one
 // when the check is on (streamlike/current_stream_check.hpp), the call site being the Python
 // caller's file and line.
-#ifndef STREAMLIKE_PYTHON_CURRENT_STREAM_HPP
-#define STREAMLIKE_PYTHON_CURRENT_STREAM_HPP
+#ifndef STREAMLIKE_PYTHON_STREAM_OR_CURRENT_HPP
+#define STREAMLIKE_PYTHON_STREAM_OR_CURRENT_HPP
 
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/current_stream.hpp>
@@ -96,4 +96,4 @@ inline bool link_package_current_stream() {
 
 } // namespace streamlike::python
 
-#endif // STREAMLIKE_PYTHON_CURRENT_STREAM_HPP
+#endif // STREAMLIKE_PYTHON_STREAM_OR_CURRENT_HPP
