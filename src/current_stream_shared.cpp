@@ -111,8 +111,16 @@ int table_register(const streamlike_current_stream_provider* provider, char* mes
     return STREAMLIKE_CURRENT_STREAM_REGISTRY_INVALID_ARGUMENT;
   }
   try {
-    register_current_stream_provider(*provider);
-    return STREAMLIKE_CURRENT_STREAM_OK;
+    std::string refusal;
+    switch (register_provider(*provider, refusal)) {
+      case registration::registered: return STREAMLIKE_CURRENT_STREAM_OK;
+      case registration::name_taken:
+        write_message(message, size, refusal.c_str());
+        return STREAMLIKE_CURRENT_STREAM_NAME_TAKEN;
+      case registration::bad_provider: break;
+    }
+    write_message(message, size, refusal.c_str());
+    return STREAMLIKE_CURRENT_STREAM_REGISTRY_INVALID_ARGUMENT;
   } catch (...) {
     return status_of_current_exception(message, size);
   }

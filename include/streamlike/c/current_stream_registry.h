@@ -64,7 +64,8 @@ typedef struct streamlike_current_stream_registry {
   /* Ends the scope `token` opened. OK; FAILED for NULL. */
   int (*leave)(void* token);
   /* Registers *provider (any version the publisher reads: it reads the provider's own size and
-   * version). OK, INVALID_ARGUMENT. */
+   * version). OK, STREAMLIKE_CURRENT_STREAM_NAME_TAKEN (a provider of that name is registered),
+   * INVALID_ARGUMENT (a bad table). */
   int (*register_provider)(const streamlike_current_stream_provider* provider, char* message, size_t message_size);
   /* Removes the provider named `name`: OK, STREAMLIKE_CURRENT_STREAM_NOT_FOUND, INVALID_ARGUMENT
    * (streamlike's own). */
