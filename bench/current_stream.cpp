@@ -98,9 +98,7 @@ using first = fake_framework<1>;
 streamlike_current_stream_provider table(const char* name, std::int32_t priority,
                                          int (*get)(void*, std::int32_t, void**),
                                          int (*set)(void*, std::int32_t, void*)) {
-  streamlike_current_stream_provider p{};
-  p.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-  p.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+  streamlike_current_stream_provider p = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
   p.priority = priority;
   p.name = name;
   p.get = get;

@@ -12,6 +12,7 @@
 #include <streamlike/error.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -75,9 +76,7 @@ const provider_list* initial_list(registry& r) {
   if (const provider_list* list = r.list.load(std::memory_order_acquire)) return list;
   std::vector<provider> entries;
   if (to != nullptr) {
-    streamlike_current_stream_provider table{};
-    table.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-    table.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+    streamlike_current_stream_provider table = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
     table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE;
     table.get = &forwarded_get;
     table.context = const_cast<streamlike_current_stream_registry*>(to);
@@ -165,7 +164,13 @@ std::vector<current_stream_provider_info> current_stream_providers() {
 
 namespace {
 
-/// Why `provider` cannot be registered (written to `refusal`), or true where it can.
+/// The size of the fields of provider version 1.0: every field this streamlike reads.
+constexpr std::size_t minor0_size =
+    offsetof(streamlike_current_stream_provider, leave) + sizeof(streamlike_current_stream_provider::leave);
+static_assert(minor0_size == sizeof(streamlike_current_stream_provider), "minor 0 is the table this streamlike knows");
+
+/// Why `provider` cannot be registered (written to `refusal`), or true where it can: the versions
+/// and the size first, before any other field is read.
 bool check_provider(const streamlike_current_stream_provider& provider, std::string& refusal) {
   // Any minor of the major this streamlike reads: every field it reads is in minor 0, and a later
   // minor only appends (the copy the registry keeps is of the fields it knows).
@@ -177,6 +182,14 @@ bool check_provider(const streamlike_current_stream_provider& provider, std::str
   } else if (provider.major_version != known) {
     refusal = where + "unknown provider major version " + std::to_string(provider.major_version) +
               "; this streamlike reads major version " + std::to_string(known) + " (any minor)";
+  } else if (provider.struct_size < minor0_size) {
+    // Copied by the fields this streamlike knows (all of minor 0), so a shorter table is refused
+    // before any field after the size is read.
+    refusal = where + "the provider table's struct_size is " + std::to_string(provider.struct_size) +
+              " bytes, shorter than the " + std::to_string(minor0_size) + " bytes of version " + std::to_string(known) +
+              ".0 (its minor_version is " + std::to_string(provider.minor_version) +
+              "); expected sizeof(streamlike_current_stream_provider): fill the table with "
+              "STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT";
   } else if (provider.name == nullptr || provider.name[0] == '\0') {
     refusal = where + "the provider has no name";
   } else if ((provider.enter == nullptr) != (provider.leave == nullptr)) {

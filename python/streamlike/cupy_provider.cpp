@@ -256,9 +256,7 @@ void register_cupy_if_loaded() noexcept {
     if (!cupy_registered.load(std::memory_order_relaxed)) {
       cupy = found;
       kept = true;
-      streamlike_current_stream_provider table{};
-      table.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-      table.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+      streamlike_current_stream_provider table = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
       table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_CUPY;
       table.name = "cupy";
       table.get = &cupy_get;

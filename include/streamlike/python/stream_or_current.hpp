@@ -80,9 +80,7 @@ inline bool link_package_current_stream() {
   const package_current_stream_api* api = detail::package_current_stream();
   if (api == nullptr) return false;
   if (detail::shares_registry(api)) return true; // one registry already: the package's answer is this copy's
-  streamlike_current_stream_provider table{};
-  table.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-  table.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+  streamlike_current_stream_provider table = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
   table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE - 1;
   table.name = "streamlike-package";
   table.get = &detail::package_provider_get;
