@@ -2,6 +2,7 @@
 // _set, _restore, _register, _unregister and the sized table of them, each a thin call into the
 // C++ core that turns its exceptions into the C status codes.
 #include "current_stream_registry.hpp"
+#include "current_stream_scope.hpp"
 
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/c/current_stream_registry.h>
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 extern "C" {
 
@@ -56,8 +58,12 @@ STREAMLIKE_API int streamlike_current_stream_set(int32_t device, void* stream, v
 
 STREAMLIKE_API int streamlike_current_stream_restore(void* token) {
   if (token == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  namespace current = streamlike::detail::current;
+  current::scope_ended_elsewhere = false;
   delete static_cast<streamlike::scoped_current_stream*>(token); // the scope's end (never throws)
-  return STREAMLIKE_CURRENT_STREAM_OK;
+  // Begun on another thread: left open there, said on stderr (src/scoped_current_stream.cpp).
+  return std::exchange(current::scope_ended_elsewhere, false) ? STREAMLIKE_CURRENT_STREAM_FAILED
+                                                              : STREAMLIKE_CURRENT_STREAM_OK;
 }
 
 STREAMLIKE_API int streamlike_current_stream_unregister(const char* name) {

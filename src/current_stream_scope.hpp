@@ -32,7 +32,6 @@ struct scope_entry {
   bool token = false; // previous_or_token is enter's token
 };
 
-
 /// What scoped_current_stream saved: the list it set, one entry per provider of it, and the stream
 /// it set, for the rule inside it. Linked into the entering thread's chain of open scopes. The
 /// entries of the first few providers live inside it, so a scope allocates this object alone.
@@ -49,8 +48,9 @@ struct saved_streams {
   std::span<scope_entry> entries; // one per entry of `list`, in its order
   void* stream = nullptr;         // the scope's stream
   int device = -1;
-  std::ptrdiff_t own = -1;        // streamlike's own provider in `list`
-  saved_streams* outer = nullptr; // the scope opened before it on this thread
+  std::ptrdiff_t own = -1;                 // streamlike's own provider in `list`
+  saved_streams* outer = nullptr;          // the scope opened before it on this thread
+  saved_streams* next_abandoned = nullptr; // in abandoned_scopes, once ended on another thread
 
 private:
   std::array<scope_entry, 6> inline_entries{};
@@ -63,6 +63,16 @@ inline const saved_streams* scope_on(const thread_streams& mine, int device) noe
     if (s->device == device) return s;
   return nullptr;
 }
+
+/// Keeps `saved`, a scope ended on another thread than the one that began it: not restored, not
+/// freed (src/scoped_current_stream.cpp); says so on stderr and sets scope_ended_elsewhere.
+void abandon(saved_streams* saved) noexcept;
+
+/// Set on the calling thread when a scope it ended was begun on another thread, and so left open
+/// there (never restored here, never freed: the other thread's chain still holds it); read by the C
+/// entries that end scopes (streamlike_current_stream_restore, the registry's leave), which return
+/// FAILED then. Cleared by whoever reads it.
+inline thread_local bool scope_ended_elsewhere = false;
 
 } // namespace streamlike::detail::current
 

@@ -9,7 +9,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -37,7 +39,27 @@ void restore(const saved_streams& saved, int device) noexcept {
   }
 }
 
+/// Scopes ended on another thread than the one that began it: never freed, and reachable from here
+/// (for LeakSanitizer too).
+std::atomic<saved_streams*> abandoned_scopes{nullptr};
+
 } // namespace
+
+void abandon(saved_streams* saved) noexcept {
+  // Restoring here would set this thread's providers to what the other thread had, and freeing
+  // the scope would leave that thread's chain pointing at freed memory: it stays open there,
+  // keeping its streams current on that thread, and is kept.
+  saved->next_abandoned = abandoned_scopes.load(std::memory_order_relaxed);
+  while (!abandoned_scopes.compare_exchange_weak(saved->next_abandoned, saved, std::memory_order_release,
+                                                 std::memory_order_relaxed)) {
+  }
+  scope_ended_elsewhere = true;
+  std::fprintf(stderr,
+               "streamlike: a current-stream scope (scoped_current_stream, streamlike_current_stream_set) was ended "
+               "on another thread than the one that began it; it was not restored there and stays open on the "
+               "thread that began it (its stream current there), and its memory is kept; expected: end a scope on "
+               "the thread that began it\n");
+}
 
 } // namespace detail::current
 
@@ -109,20 +131,23 @@ scoped_current_stream::scoped_current_stream(stream_view stream, int device, boo
 
 scoped_current_stream::~scoped_current_stream() {
   if (const streamlike_current_stream_registry* to = current::forwarded()) {
-    (void)to->leave(saved_);
+    if (to->leave(saved_) != STREAMLIKE_CURRENT_STREAM_OK) current::scope_ended_elsewhere = true;
     return;
   }
   auto* saved = static_cast<current::saved_streams*>(saved_);
-  // Out of the thread's chain, wherever it is in it (a Python block may end out of order).
+  // Out of the thread's chain, wherever it is in it (a Python block may end out of order). A scope
+  // is in the chain of the thread that began it until it ends, so not finding it there means it is
+  // ended on another thread.
   for (current::saved_streams** link = &current::this_thread.innermost_scope; *link != nullptr;
        link = &(*link)->outer) {
     if (*link == saved) {
       *link = saved->outer;
-      break;
+      current::restore(*saved, device_);
+      delete saved;
+      return;
     }
   }
-  current::restore(*saved, device_);
-  delete saved;
+  current::abandon(saved);
 }
 
 } // namespace streamlike

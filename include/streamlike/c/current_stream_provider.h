@@ -83,10 +83,10 @@ typedef struct streamlike_current_stream_provider {
 /* The one way to begin a provider table: this streamlike's versions and size, every other field 0
  * or NULL. `streamlike_current_stream_provider p = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;` then
  * set priority, name, context, get and what else the provider has. */
-#define STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT                                                                  \
-  {                                                                                                             \
-    STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION, STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION,         \
-        (uint32_t)sizeof(streamlike_current_stream_provider), 0, NULL, NULL, NULL, NULL, NULL, NULL               \
+#define STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT                                                         \
+  {                                                                                                     \
+    STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION, STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION, \
+        (uint32_t)sizeof(streamlike_current_stream_provider), 0, NULL, NULL, NULL, NULL, NULL, NULL     \
   }
 
 /* Results of register/unregister. */
@@ -120,7 +120,10 @@ int streamlike_current_stream_get(int32_t device, void** stream);
  * STREAMLIKE_CURRENT_STREAM_OK, or STREAMLIKE_CURRENT_STREAM_FAILED (token NULL, a device the
  * process does not have, a stream of another device, a provider failing: nothing stays set). */
 int streamlike_current_stream_set(int32_t device, void* stream, void** token);
-/* Puts back what the set that made `token` found; STREAMLIKE_CURRENT_STREAM_FAILED for NULL. */
+/* Puts back what the set that made `token` found. STREAMLIKE_CURRENT_STREAM_FAILED for NULL, and for
+ * a token set on another thread: nothing is put back here (this thread's streams are not that
+ * thread's), the scope stays open on the thread that set it and its memory is kept, and a message
+ * on stderr says so and that a token is to be restored on the thread that set it. */
 int streamlike_current_stream_restore(void* token);
 
 /* The functions above as one table, so that a framework reaches a copy of streamlike it does not
