@@ -743,6 +743,18 @@ TEST_CASE("the C table sets, reads and restores, and registers and unregisters, 
   REQUIRE(api->set(-1, s2.get(), &nested) == STREAMLIKE_CURRENT_STREAM_OK); // -1: the stream's own device
   CHECK(streamlike::current_stream(device) == s2);
   CHECK(api->restore(nested) == STREAMLIKE_CURRENT_STREAM_OK);
+  void* on_device_1 = nullptr; // -1 for a stream of a device that is not current: the stream's device
+  const stream_view of_1 = host_test::fake_cuda_stream(1);
+  REQUIRE(api->set(-1, of_1.get(), &on_device_1) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(streamlike::current_stream(1) == of_1);
+  CHECK(fake_framework::current[1] == of_1.get());
+  CHECK(streamlike::current_stream(device) == s1); // device 0, current, keeps the outer set
+  CHECK(api->restore(on_device_1) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(fake_framework::current[1] == nullptr);
+  void* c_on_device_1 = nullptr; // and the C function the table names
+  REQUIRE(streamlike_current_stream_set(-1, of_1.get(), &c_on_device_1) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(streamlike::current_stream(1) == of_1);
+  CHECK(streamlike_current_stream_restore(c_on_device_1) == STREAMLIKE_CURRENT_STREAM_OK);
   CHECK(api->restore(token) == STREAMLIKE_CURRENT_STREAM_OK);
   CHECK(fake_framework::current[device] == s3.get());
   void* refused = nullptr;
