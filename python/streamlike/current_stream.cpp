@@ -56,6 +56,7 @@ PyObject* py_current_stream(PyObject*, PyObject* const* args, Py_ssize_t nargsf,
   int device = 0;
   if (!read_device_or_current("current_stream", device_arg, device)) return nullptr;
   streamlike_package::register_cupy_if_loaded();
+  streamlike_package::register_dlpack_torch_if_needed();
   std::optional<stream_view> current;
   try {
     current = streamlike::current_stream(device);
@@ -81,6 +82,7 @@ void bind_current_stream(nb::module_& m) {
   m.attr("current_stream") = nb::steal(function);
 
   bind_use(m);
+  bind_dlpack_exchange(m);
   m.attr("use").attr("__module__") = "streamlike";
 
   m.def(
@@ -90,6 +92,7 @@ void bind_current_stream(nb::module_& m) {
       "current_stream_providers",
       []() {
         streamlike_package::register_cupy_if_loaded();
+        streamlike_package::register_dlpack_torch_if_needed();
         nb::list names;
         for (const auto& p : streamlike::current_stream_providers()) names.append(nb::str(p.name.c_str()));
         return names;
@@ -101,6 +104,7 @@ void bind_current_stream(nb::module_& m) {
         int device = 0;
         if (!read_device_or_current("current_stream_conflicts", device_arg.ptr(), device)) throw nb::python_error();
         streamlike_package::register_cupy_if_loaded();
+        streamlike_package::register_dlpack_torch_if_needed();
         nb::list out;
         for (const auto& answer : streamlike::current_stream_conflicts(device)) {
           PyObject* view = streamlike_package::new_view(answer.stream, nullptr, "current");

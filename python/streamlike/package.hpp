@@ -12,6 +12,7 @@
 //   current_stream.cpp  current_stream, the providers, conflicts, the check's switch
 //   use.cpp       use                   cupy_provider.cpp  CuPy's current-stream provider
 //   torch_stream.cpp  torch's stream object made current by use
+//   dlpack_exchange_provider.cpp  a provider over DLPack's C exchange API
 //   stream_common.cpp  what StreamView and Stream share (reading, facts, operations, repr)
 #ifndef STREAMLIKE_PACKAGE_PACKAGE_HPP
 #define STREAMLIKE_PACKAGE_PACKAGE_HPP
@@ -245,6 +246,12 @@ extern PyGetSetDef common_getset[];
 /// (cupy_provider.cpp). The package's import hook (_cupy_watch.py) calls it once `cupy` is imported.
 void register_cupy_if_loaded() noexcept;
 
+/// Registers a current-stream provider over torch.Tensor's DLPack C exchange API once `torch` is
+/// imported, where no dedicated torch provider is registered (a torch whose libtorch_cuda lacks the
+/// C shim); decided once (dlpack_exchange_provider.cpp). Called where register_cupy_if_loaded is by
+/// current_stream, use, the providers and the conflicts.
+void register_dlpack_torch_if_needed() noexcept;
+
 /// For a torch.cuda.Stream `stream` (where torch is imported: never imports it), makes torch's very
 /// object current with torch's own setter, after a scope made its handle current; best effort
 /// (torch_stream.cpp).
@@ -267,6 +274,7 @@ void bind_capture(nb::module_& m);
 void bind_functions(nb::module_& m);
 void bind_current_stream(nb::module_& m); // calls bind_use
 void bind_use(nb::module_& m);
+void bind_dlpack_exchange(nb::module_& m);
 
 } // namespace streamlike_package
 

@@ -73,6 +73,7 @@ public:
     if (scope_)
       throw std::runtime_error("streamlike.use: this block is already entered; make a new use(...) per with-statement");
     streamlike_package::register_cupy_if_loaded();
+    streamlike_package::register_dlpack_torch_if_needed();
     sd::saved_error provider_error; // a provider's Python error, the cause of the scope's
     try {
       const use_entry entry(object_.ptr(), view_, provider_error);

@@ -44,6 +44,9 @@ extern "C" {
 #define STREAMLIKE_CURRENT_STREAM_PRIORITY_TORCH 100
 #define STREAMLIKE_CURRENT_STREAM_PRIORITY_TVM_FFI 200
 #define STREAMLIKE_CURRENT_STREAM_PRIORITY_CUPY 300
+/* A framework asked through DLPack's C exchange API (its current_work_stream), read-only: after
+ * every dedicated provider. */
+#define STREAMLIKE_CURRENT_STREAM_PRIORITY_DLPACK 400
 /* streamlike's own thread-local: always asked last, so any framework's scope opened inside a
  * streamlike scope is seen. */
 #define STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE INT32_MAX
