@@ -11,7 +11,7 @@ counts its tests under the suite LABEL as well as under their own suites.
 
 --require NAME: at least one test of suite NAME passed (a suite that silently stopped running, or
 whose tests all skipped, fails the count and is named). NAME may be SUITE/TEST, for a suite whose
-other tests would pass without the one that matters (python/python-bridge: the bridge itself, not
+other tests would pass without the one that matters (bridge/python-bridge: the bridge itself, not
 the header checks that share its suite).
 
 --registered TESTS_JSON: the tests the build registered (`meson introspect BUILD --tests`). Every

@@ -24,9 +24,12 @@
 
 #include <benchmark/benchmark.h>
 
+#include "rounds.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <utility>
 
@@ -178,6 +181,39 @@ void register_route(const std::string& name, Stream stream) {
   benchmark::RegisterBenchmark(("by_value/" + name).c_str(), by_value_loop<Stream>, stream);
 }
 
+// One call of a route's edge, for the rounds: the stream object, a global of its type, made
+// opaque and passed as an lvalue, as route_loop does.
+cudaStream_t round_handle = fake_handle(0x2000);
+cudaStream_t round_handle_again = fake_handle(0x2100);
+streamlike::stream_view round_view{fake_handle(0x3000)};
+cuda::stream_ref round_ref{fake_handle(0x4000)};
+tag_invoke_stream round_tag_invoke{fake_handle(0x5000)};
+member_get_stream_stream round_member_get_stream{fake_handle(0x6000)};
+member_stream_stream round_member_stream{fake_handle(0x7000)};
+rmm_like_stream round_rmm_like{fake_handle(0x8000)};
+
+template <auto& stream>
+void route_call() {
+  benchmark::DoNotOptimize(stream);
+  api_edge(stream);
+}
+
+// rounds/routes (bench/rounds.hpp): every route/ row and the control in blocks of 100,000 calls,
+// shuffled each round; the timed verdicts are read from it, its counters named as the rows.
+using bench_rounds::make_way;
+constexpr bench_rounds::way route_ways[] = {
+    make_way<route_call<round_handle>>("route/cudaStream_t"),
+    make_way<route_call<round_handle_again>>("control/route_cudaStream_t_again"),
+    make_way<route_call<round_view>>("route/stream_view"),
+    make_way<route_call<round_ref>>("route/cuda::stream_ref"),
+    make_way<route_call<round_tag_invoke>>("route/tag_invoke_friend"),
+    make_way<route_call<round_member_get_stream>>("route/member_get_stream"),
+    make_way<route_call<round_member_stream>>("route/member_stream"),
+    make_way<route_call<round_rmm_like>>("route/rmm_like_both_conversions"),
+};
+std::mt19937 round_order(20261203);
+void route_rounds(benchmark::State& state) { bench_rounds::run_rounds(state, route_ways, 100'000, round_order); }
+
 // Names are what ratios.py prints; route/cudaStream_t is what it divides by, route/ and control/
 // rows are judged, diag/ and by_value/ rows are diagnostics it does not judge.
 void register_all() {
@@ -193,6 +229,7 @@ void register_all() {
   register_route("member_get_stream", member_get_stream_stream{fake_handle(0x6000)});
   register_route("member_stream", member_stream_stream{fake_handle(0x7000)});
   register_route("rmm_like_both_conversions", rmm_like_stream{fake_handle(0x8000)});
+  bench_rounds::register_rounds("rounds/routes", route_rounds);
 }
 
 } // namespace bench_routes

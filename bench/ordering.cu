@@ -36,8 +36,13 @@
 // nothing else runs. Every 256 iterations the loop waits, untimed, for both streams
 // (bench_gpu::drain_untimed), so the queues of records and waits stay bounded.
 //
+// The verdicts are read from rounds/ordering (bench/rounds.hpp): each round runs every way above
+// but the diag/ rows in a block of 256 calls, in a shuffled order, both streams drained after each
+// block, untimed; its counters are named as the rows. The per-call rows are shown beside it.
+//
 // Without a CUDA device it says so and exits 77 (skipped) before registering anything.
 #include "gpu_bench.hpp"
+#include "rounds.hpp"
 
 #include <streamlike/ordering.hpp>
 #include <streamlike/shared_stream.hpp>
@@ -47,6 +52,7 @@
 #include <cuda.h> // driver types only: the entry points come through cudart
 #include <cuda_runtime_api.h>
 
+#include <random>
 #include <vector>
 
 namespace bench_ordering {
@@ -180,6 +186,51 @@ void wait_pre_capture_check(benchmark::State& state) {
   drain(); // the next benchmark starts with empty queues
 }
 
+// One call of each way, for the rounds (each block is followed by drain()).
+void raw_floor_call() {
+  bench_gpu::check(cudaEventRecord(floor_event, producer.get()), "cudaEventRecord");
+  bench_gpu::check(cudaStreamWaitEvent(consumer.get(), floor_event, 0), "cudaStreamWaitEvent");
+}
+
+void driver_floor_call() {
+  if (event_record(floor_event, producer.get()) != CUDA_SUCCESS ||
+      stream_wait_event(consumer.get(), floor_event, 0) != CUDA_SUCCESS) {
+    std::exit(2);
+  }
+}
+
+void event_per_call_call() {
+  cudaEvent_t event = nullptr;
+  bench_gpu::check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  bench_gpu::check(cudaEventRecord(event, producer.get()), "cudaEventRecord");
+  bench_gpu::check(cudaStreamWaitEvent(consumer.get(), event, 0), "cudaStreamWaitEvent");
+  bench_gpu::check(cudaEventDestroy(event), "cudaEventDestroy");
+}
+
+void wait_shared_call() { streamlike::wait(consumer, producer); }
+
+void wait_raw_handles_call() { streamlike::wait(consumer.get(), producer.get()); }
+
+void pre_capture_check_call() { pre_capture_check_wait(consumer.get(), producer.get()); }
+
+using bench_rounds::make_way;
+constexpr bench_rounds::way ordering_ways[] = {
+    make_way<raw_floor_call>("wait/raw_floor:cudaEventRecord+cudaStreamWaitEvent"),
+    make_way<wait_shared_call>("wait/streamlike::wait(shared_stream,shared_stream)"),
+    make_way<event_per_call_call>("wait/event_per_call:create+record+wait+destroy"),
+    make_way<wait_raw_handles_call>("wait/streamlike::wait(cudaStream_t,cudaStream_t)"),
+    make_way<raw_floor_call>("control/raw_floor_again"),
+    make_way<driver_floor_call>("wait/driver_floor:cuEventRecord+cuStreamWaitEvent"),
+    make_way<driver_floor_call>("control/driver_floor_again"),
+    make_way<pre_capture_check_call>("wait/pre_capture_check:ctx_lookup+record+wait"),
+};
+
+std::mt19937 round_order(20261203);
+void ordering_rounds(benchmark::State& state) {
+  bench_rounds::run_rounds(state, ordering_ways, 256, round_order, drain);
+  drain(); // the next benchmark starts with empty queues
+}
+
 void wait_same_stream(benchmark::State& state) {
   for (auto _ : state) {
     streamlike::wait(consumer, consumer);
@@ -197,6 +248,7 @@ void register_all() {
   benchmark::RegisterBenchmark("diag/cudaStreamGetDevice", get_device);
   benchmark::RegisterBenchmark("diag/streamlike::wait(same_stream)", wait_same_stream);
   benchmark::RegisterBenchmark("wait/pre_capture_check:ctx_lookup+record+wait", wait_pre_capture_check);
+  bench_rounds::register_rounds("rounds/ordering", ordering_rounds);
 }
 
 } // namespace bench_ordering

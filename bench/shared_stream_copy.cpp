@@ -25,6 +25,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "rounds.hpp"
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -87,7 +89,30 @@ using single_threaded_shared_ptr = std::__shared_ptr<int, __gnu_cxx::_S_single>;
 single_threaded_shared_ptr single_threaded_source = std::__make_shared<int, __gnu_cxx::_S_single>(4);
 #endif
 
+// One copy and destroy of each source, for the rounds.
+template <class Pointer, Pointer* source>
+void copy_call() {
+  Pointer copy(*source);
+  benchmark::DoNotOptimize(copy);
+}
+
+// rounds/copy (bench/rounds.hpp): the judged copy rows and the control in blocks of 100,000
+// copies, on one thread and on two threads copying the same objects together (each block begun
+// on both at once); the verdicts are read from it, its counters named as the rows.
+using bench_rounds::make_way;
+constexpr bench_rounds::way copy_ways[] = {
+    make_way<copy_call<std::shared_ptr<int>, &shared_ptr_source>>("copy/std::shared_ptr<int>"),
+    make_way<copy_call<streamlike::shared_stream, &keep_alive_source>>("copy/shared_stream_keep_alive"),
+    make_way<copy_call<std::shared_ptr<int>, &shared_ptr_source_again>>("control/std::shared_ptr<int>_again"),
+};
+template <int Threads>
+void copy_rounds(benchmark::State& state) {
+  bench_rounds::run_rounds_together<Threads>(state, copy_ways, 100'000, 20261203);
+}
+
 void register_all() {
+  bench_rounds::register_rounds("rounds/copy", copy_rounds<1>)->Threads(1);
+  bench_rounds::register_rounds("rounds/copy", copy_rounds<2>)->Threads(2);
   auto both = [](benchmark::internal::Benchmark* b) { b->Threads(1)->Threads(2); };
   both(benchmark::RegisterBenchmark("copy/std::shared_ptr<int>", copy_and_destroy<std::shared_ptr<int>>,
                                     &shared_ptr_source));

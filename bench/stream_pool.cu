@@ -7,8 +7,8 @@
 // Creating an owned stream costs what creating a raw one costs: shared_stream::create + drop at
 // most 1.05x each raw create + destroy measured in the same run, the runtime's and the driver's,
 // with and without a priority (the fastest of them binds). cuda.core's create_stream() + close()
-// is measured in the same run_all.sh run by bench/references.py and shown beside these rows; it is
-// judged in bench/python/bench_package.py, where both run in one process.
+// is measured in the same run_all.sh run by bench/tools/references.py and shown beside these rows;
+// it is judged in bench/python/bench_package.py, where both run in one process.
 //
 // The creation claim is judged from paired rounds (bench/rounds.hpp says why).
 //
@@ -158,6 +158,22 @@ void pool_get_drop(benchmark::State& state) {
   }
 }
 
+void pool_get_drop_call() {
+  streamlike::shared_stream stream = pool->get();
+  benchmark::DoNotOptimize(stream);
+}
+
+// rounds/pool (bench/rounds.hpp): the pool claim from paired rounds, as creation's: a pool's
+// get + drop against the raw create + destroy, blocks of 100 calls each, the raw way again as the
+// control. Its counters are named as the per-call rows.
+constexpr bench_rounds::way pool_ways[] = {
+    make_way<raw_create_destroy>("create/cudaStreamCreate+cudaStreamDestroy"),
+    make_way<pool_get_drop_call>("pool/stream_pool::get+drop"),
+    make_way<raw_create_destroy>("control/cudaStreamCreate+cudaStreamDestroy_again"),
+};
+std::mt19937 pool_round_order(20261203);
+void pool_rounds(benchmark::State& state) { bench_rounds::run_rounds(state, pool_ways, 100, pool_round_order); }
+
 // What create_stream checks before creating, one CUDA call each (diagnostics, not judged).
 void priority_range_query(benchmark::State& state) {
   for (auto _ : state) {
@@ -268,6 +284,7 @@ void device_count_and_current(benchmark::State& state) {
 void register_all() {
   bench_rounds::register_rows_and_rounds("rounds/creation", creation_rounds, creation_ways);
   benchmark::RegisterBenchmark("pool/stream_pool::get+drop", pool_get_drop);
+  bench_rounds::register_rounds("rounds/pool", pool_rounds);
   benchmark::RegisterBenchmark("diag/cudaDeviceGetStreamPriorityRange", priority_range_query);
   benchmark::RegisterBenchmark("diag/cudaGetDeviceCount+cudaGetDevice", device_count_and_current);
   benchmark::RegisterBenchmark("diag/cudaGetDevice", current_device);

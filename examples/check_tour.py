@@ -20,10 +20,10 @@ def problems(output, returncode):
         found.append(f"the tour exited {returncode}")
     if MISLEADING in output:
         found.append(f"the tour prints CUDA's {MISLEADING!r} (streamlike::cuda_error_text words it clearly)")
-    machine = [line for line in lines if line.startswith(("CUDA device ", "no CUDA device present"))]
+    machine = [line for line in lines if line.startswith(("CUDA device ", "no GPU to run on: "))]
     if not machine:
         found.append("the tour says neither which device it uses nor that there is none")
-    elif machine[0].startswith("no CUDA device present") and not any(
+    elif machine[0].startswith("no GPU to run on: ") and not any(
         clear in machine[0] for clear in ("no CUDA driver found", "no CUDA device")
     ):
         found.append(f"the no-device line does not say why in streamlike's words: {machine[0]!r}")

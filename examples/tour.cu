@@ -410,9 +410,10 @@ void tour_ownership_without_device() {
 namespace {
 
 int run_without_device(cudaError_t why) {
-  // streamlike's wording of the error, not CUDA's: without a driver CUDA says "driver version is
-  // insufficient", which sends a user to upgrade a driver that is not there.
-  std::printf("no CUDA device present (%s): skipping the GPU work\n", streamlike::cuda_error_text(why).c_str());
+  // streamlike's wording of what is missing (the driver, or a device), not CUDA's: without a driver
+  // CUDA says "driver version is insufficient", which sends a user to upgrade a driver that is not
+  // there.
+  std::printf("no GPU to run on: %s; skipping the GPU work\n", streamlike::cuda_error_text(why).c_str());
   std::printf("Without a device no stream can be created, so every route below wraps a default\n"
               "stream (a named handle that needs no device) and only the conversions run.\n\n");
   std::vector<named_stream> streams;

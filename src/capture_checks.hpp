@@ -72,7 +72,7 @@ struct capture_of_stream {
 //   - the capture of the calling thread's current stream (current_stream(): torch.cuda.graph and
 //     CuPy's capture make the capturing stream current), taken for this thread's. Its mode cannot
 //     be asked of CUDA; unless capture_scope began it, it counts as global or thread-local (refusing
-//     is safe, invalidating is not: docs/cuda-graphs.md, "Captures streamlike did not begin").
+//     is safe, invalidating is not: docs/cuda-graphs.md, "Calls a capture prohibits").
 // Captures begun elsewhere whose stream is not current here are not seen; CUDA judges those calls.
 
 /// CUDA's rule above as a decision, for every checker of it (this file, the streamcheck tool): what

@@ -83,8 +83,8 @@ struct current_context {
 [[nodiscard]] int current_device_or_minus_one() noexcept;
 
 /// current_device_or_minus_one asked of the driver first, as current_device_driver_first is: for
-/// torch's scope provider, which asks it three times a scope (cudaGetDevice read 44-68 ns on the
-/// H200 host, cuCtxGetDevice 14 ns).
+/// torch's scope provider, which asks it three times a scope (the driver's query costs a fraction
+/// of cudaGetDevice: bench/RESULTS.md, "Current stream against the getters it adds to").
 [[nodiscard]] inline int current_device_or_minus_one_driver_first() noexcept {
   if (const int device = current_context_device_or_minus_one(); device >= 0) [[likely]]
     return device;

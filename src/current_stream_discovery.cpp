@@ -106,7 +106,7 @@ void framework_look::published() noexcept {
 bool look_for_frameworks(registry& r, bool throttled, std::optional<framework_look>& look) noexcept {
   if (r.all_found.load(std::memory_order_relaxed)) return false;
   if (throttled) {
-    // At most once per tick of the coarse clock (1 to 4 ms): reading the loader's counter takes the
+    // At most once per tick of the coarse clock (a few milliseconds): reading the loader's counter takes the
     // loader's lock, which every thread asking for the current stream would otherwise contend for.
     const long long tick = coarse_tick();
     if (tick == r.last_tick.load(std::memory_order_relaxed)) return false;

@@ -50,8 +50,8 @@ void stream_control_block::query_deferred_facts(const char* operation) const {
 namespace {
 
 // The memory of one freed block of a class, which the next create of that class (on any thread)
-// reuses: a create + drop then calls neither malloc nor free (about 50 ns of its cost, measured in
-// place on the H200; bench/RESULTS.md, "Stream creation"). One atomic exchange takes it, one
+// reuses: a create + drop then calls neither malloc nor free (a part of its cost measured in place:
+// bench/RESULTS.md, "Stream creation"). One atomic exchange takes it, one
 // compare-and-swap gives it back; a block that finds the slot full goes back to the heap. The
 // block kept at exit stays reachable from here. Block is final: every block of it is one size.
 template <class Block>

@@ -1,8 +1,7 @@
 // A lock for a critical section of a few instructions on a path that costs what the driver costs
 // (a stream's create and destroy): taking and giving it back is one exchange and one store, where
-// std::mutex is two calls into the C library; taken twice, as a create and a drop do, they measured
-// 0.6-2.2% of a green stream's create + destroy on the H200 host (bench/RESULTS.md, "Partitions",
-// rounds/creation_parts). A waiter spins a little, then yields its core, so a holder descheduled
+// std::mutex is two calls into the C library, which a green stream's create + destroy measurably
+// paid, taken twice (bench/RESULTS.md, "Partitions", rounds/creation_parts). A waiter spins a little, then yields its core, so a holder descheduled
 // mid-section does not cost the waiters a time slice each.
 #ifndef STREAMLIKE_SRC_SPIN_LOCK_HPP
 #define STREAMLIKE_SRC_SPIN_LOCK_HPP

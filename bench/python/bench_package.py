@@ -41,7 +41,7 @@ import timeit
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build-dir", default="b", help="meson build folder with bench/python/_create_floor (default b)")
+    p.add_argument("--build-dir", default="b", help="meson build folder with the C floor module (default b)")
     p.add_argument("--number", type=int, default=100_000, help="calls per timing run (cheap statements)")
     p.add_argument(
         "--create-number", type=int, default=5_000, help="calls per round for the pool's and wait's statements"

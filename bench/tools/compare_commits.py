@@ -3,7 +3,7 @@
 change of the library can be told from a change of the machine.
 
     bench/tools/compare_commits.py ace7c4e^ HEAD                    # shared_stream_copy at both
-    bench/tools/compare_commits.py --program shared_stream_copy --rounds 6 --out bench/results/x REV...
+    bench/tools/compare_commits.py --program shared_stream_copy --rounds 6 --out bench/results/RUN REV...
 
 Each REV is extracted with `git archive` into a scratch folder (the working tree is not touched),
 configured with `meson setup -Dbenchmarks=enabled -Dtests=disabled -Dexamples=disabled` (the

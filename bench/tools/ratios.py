@@ -159,7 +159,7 @@ def parse_args():
         default=[],
         metavar=("ROW_REGEX", "NS", "LABEL", "OP", "TARGET"),
         help="judge every row matching ROW_REGEX against an outside measurement of NS nanoseconds "
-        "(LABEL names it; e.g. cuda.core's, measured by bench/references.py in the same run_all.sh "
+        "(LABEL names it; e.g. cuda.core's, measured by bench/tools/references.py in the same run_all.sh "
         "run): OP and TARGET as for --compare (repeatable)",
     )
     p.add_argument(

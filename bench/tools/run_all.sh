@@ -10,12 +10,13 @@
 #
 #   get_stream_routes   equal instruction counts (instruction_counts.py: static where objdump
 #                       exists, executed where valgrind does): every route/ row what
-#                       route/cudaStream_t executes; the timed rows (route/ <= 1.02x) judged
-#                       only where their control is within 1%
+#                       route/cudaStream_t executes; the timed rows (route/ <= 1.02x), from
+#                       rounds/routes, judged only where their control is within 1%
 #   shared_stream_copy  shared_stream copy+destroy <= 0.8x std::shared_ptr on 1 thread, <= 1.0x
-#                       on 2 threads copying the same object
-#   stream_pool  (GPU)  stream_pool get+drop >= 100x faster than cudaStreamCreate+Destroy;
-#                       cuda.core's create+close shown beside the per-call create rows
+#                       on 2 threads copying the same object (shared_stream_copy_threads2), from
+#                       rounds/copy
+#   stream_pool  (GPU)  stream_pool get+drop >= 100x faster than cudaStreamCreate+Destroy, from
+#                       rounds/pool; cuda.core's create+close shown beside the per-call rows
 #   stream_creation (GPU) shared_stream::create+drop <= 1.05x every raw create+destroy (runtime
 #                       and driver, with and without priority), from stream_pool's rounds/creation
 #                       row (1000 repetitions of one round each, 100 with --quick, whatever
@@ -23,7 +24,7 @@
 #                       its counters
 #   ordering     (GPU)  streamlike::wait <= 1.2x the raw floor, <= 1.10x the driver's floor
 #                       (cuEventRecord + cuStreamWaitEvent, what wait makes), < 1x an event per call, and
-#                       <= 1.05x the wait as it was before it became capture-safe
+#                       <= 1.05x the wait as it was before it became capture-safe, from rounds/ordering
 #   partition    (GPU)  stream_pool::get_for + drop <= 2x get + drop, for a green and a plain caller
 #   partition_creation (GPU) shared_stream and unique_stream on a partition: create + drop <= 1.05x
 #                       cuGreenCtxStreamCreate + cuStreamDestroy, from partition's rounds/creation
@@ -34,9 +35,14 @@
 #                       python3 imports torch, else the stand-in); current_stream() <= 1.5x a bare
 #                       cuCtxGetDevice with no framework loaded (needs a driver or the fake CUDA)
 #
-# Every program has control rows (its baseline measured again). A control whose ratio is off 1
-# by more than its tolerance (1% for the routes' timed rows and for creation, 5% for the copy, 10% for
-# the other GPU rows) turns that program's verdicts into INCONCLUSIVE: the run was too noisy to tell.
+# Every judged row is judged from paired rounds (bench/rounds.hpp: each round runs every way of a
+# claim in a short block, in a shuffled order; each ratio is the median of the per-round ratios)
+# in each of several processes, the verdict the median over the processes: per-call rows of
+# separate benchmarks drift apart over a run by more than a claim's margin. Each claim has a
+# control (its baseline measured again in the same rounds). A control whose ratio is off 1 by more
+# than its tolerance (1% for the routes and for creation, 2% for the waits and the partitions, 5%
+# for the copy, 10% for the pool) turns that claim's verdicts into INCONCLUSIVE: the run was too
+# noisy to tell. The per-call rows are shown beside them, not judged.
 #
 # The GPU programs exist only where nvcc was found, and skip themselves (exit 77) without a CUDA
 # device: their targets then read SKIP, which fails the run only with --require-gpu (use it on
@@ -61,7 +67,7 @@ build=$1; shift
 require_gpu=0
 reps=20
 min_time=0.1
-rounds_reps=1000 # stream_creation's and partition_creation's: rounds of about 4 ms, one per repetition, some 5-10 s
+rounds_reps=1000 # every judged claim's rounds, one per repetition (creation's about 4 ms each, some 5-10 s)
 # ... in each of this many processes, the verdict the median of theirs: a process's layout biases all
 # its rounds alike (bench/tools/ratios.py --processes)
 rounds_processes=5
@@ -105,7 +111,7 @@ else
 fi
 compilers=$(meson introspect "$build" --compilers 2>/dev/null | python3 -c 'import json, sys; h = json.load(sys.stdin)["host"]; print(", ".join(k + ": " + v["id"] + " " + v["version"] for k, v in h.items()))' 2>/dev/null)
 say "compilers: ${compilers:-(unknown: meson introspect failed)}"
-say "settings: $reps repetitions x $min_time s, interleaved; medians (stream_creation, partition_creation: medians over $rounds_processes processes of the medians of the per-round ratios of $rounds_reps rounds)"
+say "settings: judged claims: medians over $rounds_processes processes of the medians of the per-round ratios of $rounds_reps rounds; rows shown: $reps repetitions x $min_time s, interleaved, medians"
 say ""
 
 # ---- one program --------------------------------------------------------------------------------
@@ -123,7 +129,11 @@ run_program_as() {
   if [ ! -x "$exe" ]; then
     local why="not built"
     [ "$gpu" = 1 ] && why="not built (no nvcc in this build: GPU programs need the CUDA compiler)"
-    say "TARGET $name: SKIP ($why)" | tee -a "$verdicts"
+    if [ "${shown_only:-0}" = 1 ]; then
+      say "($why: nothing shown)" # shown rows carry no claim: their program's claims read SKIP
+    else
+      say "TARGET $name: SKIP ($why)" | tee -a "$verdicts"
+    fi
     say ""
     return
   fi
@@ -132,7 +142,11 @@ run_program_as() {
              --json-out "$out/$name.json" "$@" 2>&1)
   status=$?
   echo "$output" | tee -a "$log"
-  echo "$output" | grep -E '^(TARGET|REFERENCE) ' >> "$verdicts"
+  if [ "${shown_only:-0}" = 1 ]; then # shown rows carry no claim: a skip is their program's to report
+    echo "$output" | grep -E '^(TARGET|REFERENCE) ' | grep -vE '^TARGET [^:]*: SKIP' >> "$verdicts"
+  else
+    echo "$output" | grep -E '^(TARGET|REFERENCE) ' >> "$verdicts"
+  fi
   judge_exit "$name" "$status" "$output" "${shown_only:-0}"
   say ""
 }
@@ -175,11 +189,21 @@ judge_exit() {
 }
 
 # ---- the programs and their targets -------------------------------------------------------------
+# paired ROUND_ROW: sets `rounds` to the ratios.py arguments that judge a claim from the paired
+# rounds of ROUND_ROW in several processes (bench/rounds.hpp).
+paired() { rounds=(--filter "^$1" --rounds "$1" --repetitions "$rounds_reps" --processes "$rounds_processes"); }
+
 # The routes' claim rests on what the code is: the instruction counts below. The timed rows are
-# shown, and judged (route/ <= 1.02x route/cudaStream_t) only where their control is within 1%:
-# on a host whose timing moves more than that, equal code reads 1.03-1.13x, and the verdict would
-# be about the machine. A control off by more reads INCONCLUSIVE, which neither passes nor fails.
-run_program get_stream_routes 0 --control-tolerance 0.01
+# judged (route/ <= 1.02x route/cudaStream_t) from rounds/routes only where their control is
+# within 1%: on a host whose timing moves more than that, the verdict would be about the machine.
+# A control off by more reads INCONCLUSIVE, which neither passes nor fails.
+routes='route/(stream_view|cuda::stream_ref|tag_invoke_friend|member_get_stream|member_stream|rmm_like_both_conversions)'
+paired rounds/routes
+run_program get_stream_routes 0 "${rounds[@]}" \
+  --compare "$routes" 'route/cudaStream_t' '<=' 1.02 \
+  --control 'control/route_cudaStream_t_again' 'route/cudaStream_t' 0.01
+shown_only=1 run_program_as get_stream_routes_rows get_stream_routes 0 --filter '^(route|control|diag|by_value)/' \
+  --info '(route|control|diag|by_value)/.*' 'route/cudaStream_t'
 
 say "== get_stream_routes: instruction counts"
 if [ -x "$bin/get_stream_routes" ] && command -v objdump >/dev/null && command -v nm >/dev/null; then
@@ -203,12 +227,18 @@ else
 fi
 say ""
 
+# The copy on one thread and on two threads copying the same objects, each from its rounds.
+paired 'rounds/copy/iterations:1/real_time/threads:1'
+run_program shared_stream_copy 0 "${rounds[@]}" \
+  --compare 'copy/shared_stream_keep_alive' 'copy/std::shared_ptr<int>' '<=' 0.8 \
+  --control 'control/std::shared_ptr<int>_again' 'copy/std::shared_ptr<int>' 0.05
+paired 'rounds/copy/iterations:1/real_time/threads:2'
+run_program_as shared_stream_copy_threads2 shared_stream_copy 0 "${rounds[@]}" \
+  --compare 'copy/shared_stream_keep_alive' 'copy/std::shared_ptr<int>' '<=' 1.0 \
+  --control 'control/std::shared_ptr<int>_again' 'copy/std::shared_ptr<int>' 0.05
 shared_ptr='copy/std::shared_ptr<int>\1'
-run_program shared_stream_copy 0 \
-  --compare 'copy/shared_stream_keep_alive(/threads:1)' "$shared_ptr" '<=' 0.8 \
-  --compare 'copy/shared_stream_keep_alive(/threads:2)' "$shared_ptr" '<=' 1.0 \
-  --control 'control/std::shared_ptr<int>_again(/threads:\d+)' "$shared_ptr" 0.05 \
-  --info 'copy/shared_stream_immortal_legacy(/threads:\d+)' "$shared_ptr" \
+shown_only=1 run_program_as shared_stream_copy_rows shared_stream_copy 0 --filter '^(copy|control|last|diag)/' \
+  --info '(copy|control)/.*(/threads:\d+)' "$shared_ptr" \
   --info 'last/shared_stream_keep_alive(/threads:1)' 'last/std::shared_ptr<int>\1' \
   --info 'diag/shared_ptr_in_a_single_threaded_process(/threads:\d+)' "$shared_ptr"
 
@@ -268,13 +298,15 @@ if [ -x "$bin/stream_pool" ] || [ -x "$bin/ordering" ]; then
   say ""
 fi
 
-# The pool, >= 100x faster than a raw create + destroy, and the per-call rows (which cuda.core's
-# figure is judged against, and the diag/ rows shown). The rounds are left to the next run.
+# The pool, >= 100x faster than a raw create + destroy, from rounds/pool; the per-call rows shown
+# (cuda.core's figure beside them, and the diag/ rows).
 create='create/cudaStreamCreate+cudaStreamDestroy'
-run_program stream_pool 1 --metric real_time --filter '^(create|control|pool|diag)/' \
+paired rounds/pool
+run_program stream_pool 1 "${rounds[@]}" \
   --compare 'pool/stream_pool::get\+drop' "$create" 'faster>=' 100 \
-  --control 'control/cudaStreamCreate\+cudaStreamDestroy_again' "$create" 0.1 \
-  --info 'create/.*|diag/.*' "$create" \
+  --control 'control/cudaStreamCreate\+cudaStreamDestroy_again' "$create" 0.1
+shown_only=1 run_program_as stream_pool_rows stream_pool 1 --metric real_time --filter '^(create|control|pool|diag)/' \
+  --info 'create/.*|control/.*|pool/.*|diag/.*' "$create" \
   "${refs_pool[@]}"
 
 # Creation: shared_stream::create+drop at most 1.05x every raw way to create and destroy a stream
@@ -298,14 +330,17 @@ floor='wait/raw_floor:cudaEventRecord+cudaStreamWaitEvent'
 per_call='wait/event_per_call:create+record+wait+destroy'
 driver_floor='wait/driver_floor:cuEventRecord+cuStreamWaitEvent'
 ours='wait/streamlike::wait\(shared_stream,shared_stream\)'
-run_program ordering 1 --metric real_time \
+paired rounds/ordering
+run_program ordering 1 "${rounds[@]}" \
   --compare "$ours" "$floor" '<=' 1.2 \
   --compare "$ours" "$driver_floor" '<=' 1.10 \
   --compare "$ours" "$per_call" '<' 1.0 \
   --compare "$ours" 'wait/pre_capture_check:ctx_lookup+record+wait' '<=' 1.05 \
-  --control 'control/raw_floor_again' "$floor" 0.1 \
-  --control 'control/driver_floor_again' "$driver_floor" 0.1 \
-  --info 'wait/streamlike::wait\(cudaStream_t,cudaStream_t\)|wait/event_per_call.*|diag/.*' "$floor" \
+  --control 'control/raw_floor_again' "$floor" 0.02 \
+  --control 'control/driver_floor_again' "$driver_floor" 0.02 \
+  --info 'wait/streamlike::wait\(cudaStream_t,cudaStream_t\)|wait/event_per_call.*' "$floor"
+shown_only=1 run_program_as ordering_rows ordering 1 --metric real_time --filter '^(wait|control|diag)/' \
+  --info 'wait/.*|control/.*|diag/.*' "$floor" \
   "${refs_wait[@]}"
 
 # Partitions (bench/partition.cu): get_for + drop <= 2x a pool's get + drop; a green stream's

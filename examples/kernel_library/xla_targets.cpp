@@ -1,5 +1,5 @@
 // libkernel_library_xla.so: the library as XLA FFI targets, for jax.ffi.ffi_call under jax.jit
-// (kernel_library_jax.py registers them). Each handler is bound with the streamlike bridge
+// (kernel_library.py registers them). Each handler is bound with the streamlike bridge
 // (streamlike/adapters/xla_ffi.hpp): XLA's stream is the current stream while the body runs, so
 // the library's calls without a stream argument launch there, and every framework's current stream
 // is put back after. Every body only queues work, so each declares XLA's command-buffer trait.

@@ -128,8 +128,9 @@ template <class F>
 }
 
 /// How long sync() polls is_done(), holding the GIL, before it releases the GIL to wait: longer
-/// than a sleeping thread takes to wake (tens of microseconds), far shorter than the 5 ms after
-/// which a waiting thread asks the holder to hand the GIL over.
+/// than a sleeping thread takes to wake (tens of microseconds), far shorter than the interpreter's
+/// switch interval (sys.getswitchinterval()), after which a waiting thread asks the holder to hand
+/// the GIL over.
 inline constexpr std::chrono::microseconds gil_held_poll{50};
 
 /// What polling `is_done()` found (finished_within_poll).

@@ -28,7 +28,7 @@ std::string_view base_name(std::string_view api) noexcept {
 }
 
 // Exact names first: the calls whose name says nothing of what they are.
-constexpr std::array<std::pair<std::string_view, call_kind>, 50> exact{{
+constexpr std::array<std::pair<std::string_view, call_kind>, 51> exact{{
     {"cuLaunch", call_kind::launch},
     {"cuLaunchGrid", call_kind::launch},
     {"cuLaunchGridAsync", call_kind::launch},
@@ -77,6 +77,7 @@ constexpr std::array<std::pair<std::string_view, call_kind>, 50> exact{{
     {"cuEventDestroy", call_kind::event_destroy},
     {"cuStreamBeginCapture", call_kind::capture_begin},
     {"cuStreamBeginCaptureToGraph", call_kind::capture_begin},
+    {"cuStreamBeginRecaptureToGraph", call_kind::capture_begin}, // CUDA 13.3
     {"cuStreamEndCapture", call_kind::capture_end},
     {"cuThreadExchangeStreamCaptureMode", call_kind::capture_mode},
 }};

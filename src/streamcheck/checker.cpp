@@ -126,10 +126,6 @@ void checker::explain_wrong_stream(report& r, const stream_order::judgment& j) c
     r.why += j.current_has_work
                  ? ", and nothing orders this call after the " + std::to_string(j.unseen) + " call(s) queued there"
                  : ", and nothing orders this call with it";
-    r.why += is_default_stream(r.stream) ? ". Pass the current stream, or take a stream argument"
-                                         : ". Make this stream wait for the current one first (an event recorded "
-                                           "on it and cudaStreamWaitEvent, torch's wait_stream), or use the current "
-                                           "stream";
   }
   const std::string answers = world_.current_stream_answers != nullptr
                                   ? world_.current_stream_answers(world_.context, r.device)

@@ -1,15 +1,19 @@
 // streamcheck's CUPTI layer: libstreamlike_check.so, loaded into any CUDA process through
-// CUDA_INJECTION64_PATH (the driver calls InitializeInjection) or LD_PRELOAD (a constructor), with
-// its options in STREAMLIKE_CHECK* (options.hpp). It subscribes to the driver API callbacks of the
-// calls the checker judges, turns each into a call_event and hands it to the checker
-// (checker.hpp), which decides; this file only translates. Unset STREAMLIKE_CHECK: nothing is
-// subscribed and the process runs as without the library.
+// CUDA_INJECTION64_PATH (the driver calls InitializeInjection when it initializes) or LD_PRELOAD
+// (a constructor that only points CUDA_INJECTION64_PATH at this library, so that CUPTI starts with
+// the driver, in a process that initializes CUDA), with its options in STREAMLIKE_CHECK*
+// (options.hpp). It finds libcupti at run time (cupti_library.hpp), subscribes to the driver API
+// callbacks of the calls the checker judges, turns each into a call_event and hands it to the
+// checker (checker.hpp), which decides; this file only translates. Unset STREAMLIKE_CHECK: nothing
+// is subscribed and the process runs as without the library.
 #include "call_site.hpp"
 #include "cupti_params.hpp"
 #include "checker.hpp"
+#include "cupti_library.hpp"
 #include "library_streams.hpp"
 #include "native_site.hpp"
 #include "options.hpp"
+#include "process_record.hpp"
 #include "stream_blocking.hpp"
 
 #include <streamlike/current_stream.hpp>
@@ -22,13 +26,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 namespace streamlike::check {
 namespace {
@@ -40,14 +47,68 @@ std::vector<call_kind> kind_of_cbid; // indexed by callback id
 void* driver = nullptr;              // libcuda.so.1, for the driver queries the layer makes
 stream_flag_queries flag_queries;    // looked up in `driver` once it is open
 CUpti_SubscriberHandle subscriber = nullptr;
-std::mutex pausing; // one pause or resume at a time
+const cupti_functions* cupti = nullptr; // set once libcupti is found
+std::mutex pausing;                     // one pause or resume at a time
+
+// STREAMLIKE_CHECK_RECORDS: the folder of the per-process records (process_record.hpp). Written at
+// start, at each new report and at exit; never on a call the checker finds clean.
+std::string records_dir;
+std::mutex records_writing; // one writer at a time, so that the newest record is the one left
+bool checked = false;
+std::string why_unchecked;
+
+void write_record(bool summarized) noexcept {
+  if (records_dir.empty()) return;
+  try {
+    const std::lock_guard lock(records_writing);
+    // The log is read under this lock, so that a later writer never leaves an older list.
+    const std::string log = checked && the_checker != nullptr ? the_checker->json() : std::string();
+    const process_facts p = this_process();
+    std::string error;
+    static bool said = false;
+    if (!write_process_record(records_dir, p.pid, process_record(p, checked, why_unchecked, summarized, log), error) &&
+        !said) {
+      said = true;
+      std::fprintf(stderr, "streamcheck: %s\n", error.c_str());
+    }
+  } catch (...) { // out of memory: the record stays as it was
+  }
+}
+
+// cuStreamBeginRecaptureToGraph (CUDA 13.3) is newer than the headers this may be built with: its
+// callback is found by name at run time (past the headers' last callback id), and its parameters
+// read as CUPTI lays out every call's, in the call's order.
+struct recapture_params {
+  CUstream hStream;
+  CUstreamCaptureMode mode;
+  CUgraph hGraph;
+  void* callbackFunc;
+  void* userData;
+};
+
+// The stream and mode of a call, the recapture's included: only a recapture is enabled past the
+// headers' last callback id.
+bool stream_of_call(CUpti_CallbackId cbid, const void* params, CUstream* stream) noexcept {
+  if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) [[unlikely]] {
+    *stream = static_cast<const recapture_params*>(params)->hStream;
+    return true;
+  }
+  return stream_of(cbid, params, stream);
+}
+// The recapture's callback ids, found by name (within the headers' ids too, when built with 13.3's).
+std::vector<bool> is_recapture;
+cudaStreamCaptureMode capture_mode_of_call(CUpti_CallbackId cbid, const void* params) noexcept {
+  if (cbid < is_recapture.size() && is_recapture[cbid])
+    return static_cast<cudaStreamCaptureMode>(static_cast<const recapture_params*>(params)->mode);
+  return capture_mode_of(cbid, params);
+}
 
 // Switches the callbacks of every checked call but the capture ones on or off; how many switched.
 int switch_checked_calls(bool on) {
   int switched = 0;
   for (CUpti_CallbackId cbid = 1; cbid < kind_of_cbid.size(); ++cbid) {
     if (kind_of_cbid[cbid] == call_kind::other || follows_captures(kind_of_cbid[cbid])) continue;
-    if (cuptiEnableCallback(on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS) ++switched;
+    if (cupti->enable_callback(on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS) ++switched;
   }
   return switched;
 }
@@ -86,7 +147,7 @@ int device_of(thread_state& t, CUcontext context) noexcept {
   if (context == nullptr) return -1;
   if (context != t.last_context) {
     uint32_t device = 0;
-    t.last_device = cuptiGetDeviceId(context, &device) == CUPTI_SUCCESS ? static_cast<int>(device) : -1;
+    t.last_device = cupti->get_device_id(context, &device) == CUPTI_SUCCESS ? static_cast<int>(device) : -1;
     t.last_context = context;
   }
   return t.last_device;
@@ -138,10 +199,13 @@ std::string current_stream_answers(void*, int device) {
   }
 }
 
+// Called by the log outside its lock, once per new call site: the record is written here, never
+// for a call found clean.
 void write_report(void*, const report& r) {
   const std::string text = format(r);
   std::fputs(text.c_str(), report_file);
   std::fflush(report_file);
+  write_record(false);
 }
 
 // Tells the checker when a thread that made driver calls exits, so that a new thread given its id
@@ -194,7 +258,7 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
   if (e.kind == call_kind::capture_begin && !e.returned) {
     t.inside = true;
     CUstream stream = nullptr;
-    (void)stream_of(cbid, cb->functionParams, &stream);
+    (void)stream_of_call(cbid, cb->functionParams, &stream);
     t.stream_entering_capture = stream;
     t.stream_entering_capture_blocking = stream_is_blocking(flag_queries, stream);
     t.inside = false;
@@ -209,7 +273,7 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
   e.thread = thread_id(t);
   e.device = device_of(t, cb->context);
   CUstream stream = nullptr;
-  e.has_stream = stream_of(cbid, cb->functionParams, &stream);
+  e.has_stream = stream_of_call(cbid, cb->functionParams, &stream);
   e.object = object_of(cbid, cb->functionParams);
   if (e.returned && cb->functionReturnValue != nullptr) {
     const CUresult result = *static_cast<const CUresult*>(cb->functionReturnValue);
@@ -227,7 +291,7 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
   }
   e.stream = canonical_stream(e.api, reinterpret_cast<std::uintptr_t>(stream));
   if (e.kind == call_kind::capture_begin) {
-    e.mode = capture_mode_of(cbid, cb->functionParams);
+    e.mode = capture_mode_of_call(cbid, cb->functionParams);
     // A non-blocking stream does not synchronize with the legacy one: known from the entry.
     e.blocking = stream == t.stream_entering_capture ? t.stream_entering_capture_blocking : true;
     t.stream_entering_capture = nullptr;
@@ -262,6 +326,7 @@ void write_summary() {
       std::fprintf(stderr, "streamcheck: cannot write STREAMLIKE_CHECK_JSON=%s\n", o.json.c_str());
     }
   }
+  write_record(true);
   if (o.fail && the_checker->reported() != 0) {
     std::fflush(nullptr);
     _exit(1); // STREAMLIKE_CHECK_FAIL=1: the run fails
@@ -277,18 +342,105 @@ void at_exit() noexcept {
   }
 }
 
-// 0: subscribed (or off); 1: not (said why on stderr).
+// A process the checker did not start in: the record of why, final at exit.
+void at_exit_unchecked() noexcept { write_record(true); }
+
+// Says why the checker is off, once, on stderr and in the record; 1, start()'s "not started".
+int refuse(const std::string& why) noexcept {
+  try {
+    std::fprintf(stderr, "streamcheck: %s; the program runs unchecked\n", why.c_str());
+    checked = false;
+    why_unchecked = why;
+    write_record(false);
+    if (!records_dir.empty()) std::atexit(at_exit_unchecked);
+  } catch (...) {
+  }
+  return 1;
+}
+
+// Who holds CUPTI when a subscription is refused: the name CUPTI gave, else the injection library
+// the driver was given, else a library in the process known to subscribe.
+std::string cupti_holder(const char* named_by_cupti) {
+  if (named_by_cupti != nullptr && named_by_cupti[0] != '\0') return named_by_cupti;
+  if (const char* injection = std::getenv("CUDA_INJECTION64_PATH");
+      injection != nullptr && injection[0] != '\0' && std::strstr(injection, "streamlike_check") == nullptr)
+    return std::string("the CUDA_INJECTION64_PATH library ") + injection;
+  struct known {
+    const char* file;
+    const char* who;
+  };
+  static constexpr known subscribers[] = {
+      {"libToolsInjection", "Nsight Systems or Nsight Compute"},
+      {"libkineto", "kineto (torch.profiler)"},
+      {"libtorch_cuda", "torch (torch.profiler's kineto)"},
+      {"libjax", "JAX's profiler"},
+      {"xla_extension", "XLA's profiler"},
+  };
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    for (const known& k : subscribers)
+      if (line.find(k.file, slash) != std::string::npos) return std::string(k.who) + " (" + line.substr(slash) + ")";
+  }
+  return "another CUPTI subscriber";
+}
+
+// Subscribes beside other subscribers where CUPTI allows it (cuptiSubscribe_v2 with
+// allowMultipleSubscribers, CUPTI 13.2 and newer); else alone. `how` says which.
+CUptiResult subscribe(std::string& holder, const char*& how) {
+  char old_name[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = {};
+  CUptiResult result = CUPTI_ERROR_INVALID_PARAMETER;
+  if (cupti->subscribe_v2 != nullptr) {
+    // The newest struct first; each older one where CUPTI refuses the size.
+    const bool several = cupti->version >= cupti_version_multiple_subscribers;
+    for (const std::size_t size :
+         {subscriber_params_size, subscriber_params_size_to_field, subscriber_params_size_13_0}) {
+      if (!several && size != subscriber_params_size_13_0) continue;
+      subscriber_params p{};
+      p.structSize = size;
+      p.subscriberName = "streamlike.check";
+      p.oldSubscriberName = old_name;
+      p.oldSubscriberSize = sizeof old_name;
+      p.allowMultipleSubscribers = size > subscriber_params_size_13_0 ? 1 : 0;
+      how = p.allowMultipleSubscribers != 0 ? "beside other CUPTI subscribers" : "as the only CUPTI subscriber";
+      result = cupti->subscribe_v2(&subscriber, on_driver_call, nullptr, &p);
+      if (result != CUPTI_ERROR_INVALID_PARAMETER) break;
+    }
+  }
+  if (result == CUPTI_ERROR_INVALID_PARAMETER) {
+    how = "as the only CUPTI subscriber";
+    result = cupti->subscribe(&subscriber, on_driver_call, nullptr);
+  }
+  if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) holder = cupti_holder(old_name);
+  return result;
+}
+
+// 0: subscribed (or off); 1: not (said why on stderr and in the record).
 int start() noexcept {
+  if (const char* dir = std::getenv("STREAMLIKE_CHECK_RECORDS"); dir != nullptr) records_dir = dir;
   options o;
   try {
     o = options_from_environment();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s; streamcheck is off\n", e.what());
+    why_unchecked = e.what();
+    write_record(false);
+    if (!records_dir.empty()) std::atexit(at_exit_unchecked);
     return 1;
   }
   if (!o.any()) return 0; // off: nothing subscribed
   o.output = with_pid(o.output, static_cast<long>(getpid()));
   o.json = with_pid(o.json, static_cast<long>(getpid()));
+  // No driver, no CUDA calls to check: said plainly rather than as CUPTI's unknown error.
+  driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (driver == nullptr) driver = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (driver == nullptr)
+    return refuse("no CUDA driver in this process (libcuda.so.1 cannot be loaded): nothing to check");
+  std::string not_found;
+  cupti = load_cupti(not_found);
+  if (cupti == nullptr) return refuse(not_found);
   if (!o.output.empty()) {
     report_file = std::fopen(o.output.c_str(), "w");
     if (report_file == nullptr) {
@@ -297,62 +449,64 @@ int start() noexcept {
       report_file = stderr;
     }
   }
-  kind_of_cbid.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, call_kind::other);
-  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+  // Past the headers' last callback id, a newer CUPTI's calls are unknown here but for the
+  // recapture, found by name.
+  constexpr CUpti_CallbackId newer_ids = 1024;
+  kind_of_cbid.assign(CUPTI_DRIVER_TRACE_CBID_SIZE + newer_ids, call_kind::other);
+  is_recapture.assign(kind_of_cbid.size(), false);
+  for (CUpti_CallbackId cbid = 1; cbid < kind_of_cbid.size(); ++cbid) {
     const char* name = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name != nullptr)
+    if (cupti->get_callback_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    const std::string_view n(name);
+    if (n == "cuStreamBeginRecaptureToGraph" || n == "cuStreamBeginRecaptureToGraph_ptsz") {
+      kind_of_cbid[cbid] = call_kind::capture_begin;
+      is_recapture[cbid] = true;
+    } else if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE) {
       kind_of_cbid[cbid] = classify(name);
+    }
   }
+  while (kind_of_cbid.size() > CUPTI_DRIVER_TRACE_CBID_SIZE && kind_of_cbid.back() == call_kind::other)
+    kind_of_cbid.pop_back();
   // streamlike.check asks for Python call sites through the environment, so that it need not load
-  // this library (and the CUDA runtime it links) before the script's frameworks load theirs.
+  // this library before the script's frameworks load theirs.
   if (const char* frames = std::getenv("STREAMLIKE_CHECK_PYTHON_FRAMES"); frames != nullptr && frames[0] == '1')
     (void)use_python_frames();
+  // Looked up, not linked: the library loads where there is no driver.
+  flag_queries.is_capturing =
+      reinterpret_cast<decltype(flag_queries.is_capturing)>(dlsym(driver, "cuStreamIsCapturing"));
+  flag_queries.get_flags = reinterpret_cast<decltype(flag_queries.get_flags)>(dlsym(driver, "cuStreamGetFlags"));
   world w;
   w.current_stream = current_stream_of;
   w.take_native_site = take_native_site;
   w.take_python_site = take_python_site;
   w.symbolize = symbolize;
   w.current_stream_answers = current_stream_answers;
-  the_checker = new checker(o, w);
-  the_checker->on_report(write_report, nullptr);
-  // No driver, no CUDA calls to check: said plainly rather than as CUPTI's unknown error.
-  driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (driver == nullptr) driver = dlopen("libcuda.so.1", RTLD_LAZY);
-  if (driver != nullptr) {
-    // Looked up, not linked: the library loads (and says it cannot check) where there is no driver.
-    flag_queries.is_capturing =
-        reinterpret_cast<decltype(flag_queries.is_capturing)>(dlsym(driver, "cuStreamIsCapturing"));
-    flag_queries.get_flags = reinterpret_cast<decltype(flag_queries.get_flags)>(dlsym(driver, "cuStreamGetFlags"));
-  }
-  if (driver == nullptr) {
-    std::fprintf(stderr, "streamcheck: no CUDA driver in this process (libcuda.so.1 cannot be loaded): "
-                         "nothing to check; the program runs unchecked\n");
-    delete the_checker;
-    the_checker = nullptr;
-    return 1;
-  }
-  const CUptiResult subscribed = cuptiSubscribe(&subscriber, on_driver_call, nullptr);
+  checker* made = new checker(o, w);
+  made->on_report(write_report, nullptr);
+  std::string holder;
+  const char* how = "";
+  const CUptiResult subscribed = subscribe(holder, how);
   if (subscribed != CUPTI_SUCCESS) {
-    const char* why = nullptr;
-    cuptiGetResultString(subscribed, &why);
-    std::fprintf(stderr, "streamcheck: cannot subscribe to CUDA driver callbacks (%s)%s; the program runs unchecked\n",
-                 why != nullptr ? why : "unknown CUPTI error",
-                 subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
-                     ? ": another CUPTI client (a profiler, Nsight, torch.profiler) holds them"
-                     : "");
-    delete the_checker;
-    the_checker = nullptr;
-    return 1;
+    delete made;
+    const char* what = nullptr;
+    cupti->get_result_string(subscribed, &what);
+    std::string why = std::string("cannot subscribe to CUDA driver callbacks (") +
+                      (what != nullptr ? what : "unknown CUPTI error") + ")";
+    if (!holder.empty()) why += ": CUPTI is held by " + holder;
+    return refuse(why);
   }
+  the_checker = made;
+  checked = true;
   std::size_t enabled = 0;
-  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+  for (CUpti_CallbackId cbid = 1; cbid < kind_of_cbid.size(); ++cbid) {
     if (kind_of_cbid[cbid] == call_kind::other) continue;
-    if (cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS) ++enabled;
+    if (cupti->enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS) ++enabled;
   }
   std::atexit(at_exit);
-  std::fprintf(report_file, "streamcheck: checking %s%s%s on %zu CUDA driver calls\n",
+  write_record(false);
+  std::fprintf(report_file, "streamcheck: checking %s%s%s on %zu CUDA driver calls (%s, %s)\n",
                o.wrong_stream ? "wrong-stream" : "", o.wrong_stream && o.capture ? " and " : "",
-               o.capture ? "capture" : "", enabled);
+               o.capture ? "capture" : "", enabled, cupti->path.c_str(), how);
   return 0;
 }
 
@@ -363,10 +517,36 @@ int start_once() noexcept {
   return result;
 }
 
-// LD_PRELOAD: no InitializeInjection call comes.
+// This library's own path, resolved (LD_PRELOAD may name it relative to the directory it started in).
+std::string own_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&start_once), &info) == 0 || info.dli_fname == nullptr) return {};
+  char resolved[PATH_MAX];
+  return realpath(info.dli_fname, resolved) != nullptr ? std::string(resolved) : std::string(info.dli_fname);
+}
+
+// LD_PRELOAD: nothing is started here, in a process that may never use CUDA. The driver is pointed
+// at this library instead (it reads CUDA_INJECTION64_PATH when it initializes, and calls
+// InitializeInjection then), so CUPTI is loaded only in a process that initializes CUDA.
 __attribute__((constructor)) void start_when_preloaded() {
   const char* preload = std::getenv("LD_PRELOAD");
-  if (preload != nullptr && std::string_view(preload).find("streamlike_check") != std::string_view::npos) start_once();
+  if (preload == nullptr || std::string_view(preload).find("streamlike_check") == std::string_view::npos) return;
+  try {
+    if (!options_from_environment().any()) return; // off
+  } catch (const std::exception&) {
+    (void)start_once(); // says what is wrong with the options, touching no CUDA
+    return;
+  }
+  const std::string self = own_path();
+  const char* injection = std::getenv("CUDA_INJECTION64_PATH");
+  if (injection == nullptr || injection[0] == '\0') {
+    if (!self.empty()) setenv("CUDA_INJECTION64_PATH", self.c_str(), 1);
+    return;
+  }
+  char resolved[PATH_MAX];
+  if (realpath(injection, resolved) != nullptr && self == resolved) return; // already the driver's
+  // The driver is given another tool's library: this one starts now, before the driver does.
+  (void)start_once();
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace streamlike::check {
@@ -41,10 +42,15 @@ struct report {
 enum class verdict { fine, reported, repeated, allowed };
 
 [[nodiscard]] const char* report_kind_name(report::kind kind) noexcept;
+/// What to change, in one line, for a report of this kind, call and stream: the "fix" of the text
+/// report and of the JSON.
+[[nodiscard]] const char* fix_for(const report& r) noexcept;
 /// "0x1 (the legacy default stream)", "0x7f00aa (a stream)".
 [[nodiscard]] std::string stream_name(std::uintptr_t canonical);
 /// "0x7f00aa".
 [[nodiscard]] std::string hex(std::uintptr_t value);
+/// `text` as a JSON string, quoted and escaped.
+[[nodiscard]] std::string json_quoted(std::string_view text);
 /// The report as the lines written when it is first seen.
 [[nodiscard]] std::string format(const report& r);
 

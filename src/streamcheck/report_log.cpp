@@ -8,27 +8,6 @@
 namespace streamlike::check {
 namespace {
 
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 // Whether the Python file of `location` ("path/file.py:12") lies inside `module` ("torch.nn"):
 // in the package's folder (".../torch/nn/...") or in the module's own file (".../torch/nn.py"),
 // by whole path components, so that "torch" takes neither "torchvision/" nor "torch_utils.py".
@@ -211,13 +190,14 @@ std::string report_log::json() const {
       (r.what == report::kind::wrong_stream ? wrong : breakers) += 1;
     if (!items.empty()) items += ",";
     items +=
-        "\n  {\"kind\": " + json_string(r.what == report::kind::wrong_stream ? "wrong-stream" : "capture-breaker") +
-        ", \"api\": " + json_string(r.api) + ", \"call\": " + json_string(kind_name(r.call)) +
-        ", \"stream\": " + json_string(hex(r.stream)) + ", \"current\": " + json_string(hex(r.current)) +
+        "\n  {\"kind\": " + json_quoted(r.what == report::kind::wrong_stream ? "wrong-stream" : "capture-breaker") +
+        ", \"api\": " + json_quoted(r.api) + ", \"call\": " + json_quoted(kind_name(r.call)) +
+        ", \"stream\": " + json_quoted(hex(r.stream)) + ", \"current\": " + json_quoted(hex(r.current)) +
         ", \"device\": " + std::to_string(r.device) + ", \"thread\": " + std::to_string(r.thread) +
         ", \"count\": " + std::to_string(r.count) + ", \"allowed\": " + (r.allowed ? "true" : "false") +
-        ", \"python\": " + json_string(r.site.python) + ", \"why\": " + json_string(r.why) + ", \"frames\": [";
-    for (std::size_t i = 0; i < r.site.frames.size(); ++i) items += (i ? ", " : "") + json_string(r.site.frames[i]);
+        ", \"python\": " + json_quoted(r.site.python) + ", \"why\": " + json_quoted(r.why) +
+        ", \"fix\": " + json_quoted(fix_for(r)) + ", \"frames\": [";
+    for (std::size_t i = 0; i < r.site.frames.size(); ++i) items += (i ? ", " : "") + json_quoted(r.site.frames[i]);
     items += "]}";
   }
   return "{\"wrong_stream\": " + std::to_string(wrong) + ", \"capture_breaker\": " + std::to_string(breakers) +

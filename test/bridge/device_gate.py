@@ -4,7 +4,7 @@ however slow the host or fast the device. It replaces sleeps that had to outlast
 (torch.cuda._sleep): with a sleep, a slow host could fail a correct build, and a missing wait could
 pass when the sleep ended before the unordered reader ran; with a gate, neither.
 
-    gate = Gate(cupy)            # compiles the kernel (CuPy's RawKernel, NVRTC) and pins 16 bytes
+    gate = Gate(cupy)            # compiles test/gpu/gate_kernel.cuh (CuPy, NVRTC), pins 16 bytes
     gate.close(stream_handle)    # queued on the stream: everything queued after it is held
     ...queue work, check that nothing ran...
     gate.open()                  # the kernel returns; the held work runs
@@ -17,27 +17,18 @@ Pinned host memory is addressable from the device under unified addressing (ever
 process), so the kernel reads the host's flag directly.
 """
 
+import os
 import time
 
-_SOURCE = r"""
-extern "C" __global__ void streamlike_test_gate(volatile int* state, unsigned long long timeout_ns) {
-  // state[0]: open (host writes 1); state[1]: timed out; state[2]: started; state[3]: ended.
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  state[2] = 1;
-  __threadfence_system();
-  while (state[0] == 0) {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    if (now - start > timeout_ns) {
-      state[1] = 1;
-      break;
-    }
-    __nanosleep(1000);
-  }
-  __threadfence_system();
-  state[3] = 1;
-}
-"""
+# The kernel's one source, shared with the gpu suite's gate (nvcc) and the package's tests.
+GATE_SOURCE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu", "gate_kernel.cuh")
+
+
+def gate_source():
+    """The gate kernel's source (test/gpu/gate_kernel.cuh): extern "C" streamlike_test_gate."""
+    with open(GATE_SOURCE_PATH) as f:
+        return f.read()
+
 
 _kernels = {}
 
@@ -49,7 +40,7 @@ class Gate:
         self._numpy = numpy
         self._cupy = cupy
         if "gate" not in _kernels:
-            _kernels["gate"] = cupy.RawKernel(_SOURCE, "streamlike_test_gate")
+            _kernels["gate"] = cupy.RawKernel(gate_source(), "streamlike_test_gate")
         self._kernel = _kernels["gate"]
         self._memory = cupy.cuda.alloc_pinned_memory(4 * 4)
         self._state = numpy.frombuffer(self._memory, dtype=numpy.int32, count=4)

@@ -6,7 +6,7 @@ GPU machine after building (from the repository root):
     meson setup build-py -Dpython=enabled && meson compile -C build-py
     PYTHONPATH=build-py/test/bridge python3 -m pytest -v test/bridge/gpu_interop.py
 
-(`meson test -C build-py --suite python` runs it too; it reports SKIP when nothing could run.)
+(`meson test -C build-py --suite bridge` runs it too; it reports SKIP when nothing could run.)
 
 What it checks, with both test modules (nanobind and pybind11):
   * a stream of each library passed to a C++ function taking stream_view / shared_stream: the

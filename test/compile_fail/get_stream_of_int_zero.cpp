@@ -1,5 +1,5 @@
 // Promise: get_stream(0) does not compile. Which stream 0 means depends on a convention, so an
-// integer is never a route (DESIGN.md: "Never a route").
+// integer is never a route (docs/routes.md, "Opting a type in").
 // expected-error-re: an integer, bool, nullptr or void\* is not a stream
 #include <streamlike/get_stream.hpp>
 

@@ -1,4 +1,4 @@
-"""The fake CUDA (fake_cuda.cpp) answers every CUDA call libstreamlike makes: each cuda*/cu* symbol
+"""The fake CUDA (test/fake_cuda/) answers every CUDA call libstreamlike makes: each cuda*/cu* symbol
 that libstreamlike.so imports is defined by the fake library, except the ones that only read a
 table (an error's name and text), which the real runtime answers without a device. A call the fake
 lacked would reach the real runtime with a fake handle: a wrong answer without a GPU, a crash with
@@ -30,6 +30,9 @@ if not imports:
 print(f"covers.py: libstreamlike imports {len(imports)} CUDA functions; the fake defines {len(defined)}")
 if missing:
     print("covers.py: FAIL the fake CUDA does not define: " + ", ".join(missing))
-    print("  add them to test/fake_cuda/fake_cuda.cpp (and what they do under capture to fake_cuda.h)")
+    print(
+        "  add them to test/fake_cuda/ (the runtime's to fake_cuda_streams.cpp, fake_cuda_events.cpp or"
+        " fake_cuda_graphs.cpp, the driver's to fake_cuda_driver.cpp), and what they do under capture to fake_cuda.h"
+    )
     sys.exit(1)
 print("covers.py: every CUDA call of libstreamlike reaches the fake")

@@ -1,9 +1,10 @@
 /* A CUDA runtime and driver made of bookkeeping, for checks that must run without a GPU: what
  * streamlike asks of CUDA, and whether any of it would have invalidated a graph capture.
  *
- * fake_cuda.cpp defines, as extern "C" functions, every CUDA runtime call that libstreamlike
- * makes (test/fake_cuda/covers.py checks that against libstreamlike.so's imports) and the
- * driver calls it fetches through cudaGetDriverEntryPointByVersion. Two ways to put it in front
+ * Its sources (the model, fake_cuda_model.hpp, and the fake_cuda_*.cpp beside it) define, as
+ * extern "C" functions, every CUDA runtime call that libstreamlike makes (test/fake_cuda/covers.py
+ * checks that against libstreamlike.so's imports) and the driver calls it fetches through
+ * cudaGetDriverEntryPointByVersion. Two ways to put it in front
  * of the real cudart:
  *   - linked into a test program exported to the dynamic symbol table (-Wl,--export-dynamic):
  *     libstreamlike's calls then bind to the program's definitions (test/host/capture_safety.cpp);

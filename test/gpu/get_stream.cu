@@ -57,8 +57,8 @@ struct with_stream {
   [[nodiscard]] cudaStream_t stream() const noexcept { return s; }
 };
 
-// Several routes at once, each to a different stream: the order of DESIGN.md decides which one
-// the work lands on.
+// Several routes at once, each to a different stream: the order of the routes (docs/routes.md,
+// "Opting a type in") decides which one the work lands on.
 struct tag_and_members {
   cudaStream_t by_tag, by_member;
   friend stream_view tag_invoke(streamlike::get_stream_t, const tag_and_members& t) noexcept { return t.by_tag; }

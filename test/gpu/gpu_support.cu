@@ -1,6 +1,8 @@
 // Kernels and helpers shared by the gpu suite (see gpu_support.hpp).
 #include "gpu_support.hpp"
 
+#include "gate_kernel.cuh"
+
 #include <cuda_runtime.h>
 
 #include <unistd.h> // environ
@@ -19,29 +21,6 @@ __global__ void write_kernel(int* out, int value) { *out = value; }
 
 __global__ void fill_kernel(int* out, int n, int value) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = value;
-}
-
-__device__ unsigned long long global_time_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// Spins until the host sets state[0] (open), or gives up after timeout_ns and says so in state[1];
-// state[2] says it started, state[3] that it returned.
-__global__ void gate_kernel(volatile int* state, unsigned long long timeout_ns) {
-  const unsigned long long start = global_time_ns();
-  state[2] = 1;
-  __threadfence_system();
-  while (state[0] == 0) {
-    if (global_time_ns() - start > timeout_ns) {
-      state[1] = 1;
-      break;
-    }
-    __nanosleep(1000);
-  }
-  __threadfence_system();
-  state[3] = 1;
 }
 
 } // namespace
@@ -92,7 +71,7 @@ cudaError_t load_kernels(int device) {
   if (code == cudaSuccess) {
     write_kernel<<<1, 1>>>(memory, 0);
     fill_kernel<<<1, 1>>>(memory, 1, 0);
-    gate_kernel<<<1, 1>>>(memory + 1, 0);
+    streamlike_test_gate<<<1, 1>>>(memory + 1, 0);
     code = cudaGetLastError();
   }
   if (const cudaError_t synced = cudaDeviceSynchronize(); code == cudaSuccess) code = synced;
@@ -155,8 +134,8 @@ concurrency measure() {
   };
   const auto experiment = [&](auto queue) -> bool { // true: the call queued without waiting
     for (int i = 0; i < 6; ++i) write(i, 0);
-    gate_kernel<<<1, 1, 0, held>>>(device, 1'000'000'000ull); // 1 s
-    if (cudaGetLastError() != cudaSuccess) return true;       // the tests' own gates will report it
+    streamlike_test_gate<<<1, 1, 0, held>>>(device, 1'000'000'000ull); // 1 s
+    if (cudaGetLastError() != cudaSuccess) return true;                // the tests' own gates will report it
     bool queued = false;
     if (!wait_until(2000ms, [&] { return read(2) != 0; })) {
       note("a kernel did not start within 2 s");
@@ -224,7 +203,7 @@ cudaError_t gate::close(cudaStream_t stream, std::chrono::nanoseconds timeout) {
   if (!measure_concurrency().launches_queue) return cudaSuccess; // holds() says so
   closed_on_ = stream;
   closed_ = true;
-  gate_kernel<<<1, 1, 0, stream>>>(state_.device(), static_cast<unsigned long long>(timeout.count()));
+  streamlike_test_gate<<<1, 1, 0, stream>>>(state_.device(), static_cast<unsigned long long>(timeout.count()));
   return cudaGetLastError();
 }
 

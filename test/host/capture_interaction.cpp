@@ -7,6 +7,7 @@
 // which invalidates the capture (the case streamlike cannot see, pinned here). The GPU suite runs
 // the same table against CUDA (test/gpu/capture_interaction.cu).
 #include "../fake_cuda/fake_cuda.h"
+#include "fake_cuda_support.hpp"
 
 #include <streamlike/capture.hpp>
 #include <streamlike/current_stream.hpp>
@@ -29,25 +30,13 @@
 
 namespace {
 
+using host_test::new_stream;
+using host_test::invalidations;
+
 using streamlike::capture_mode;
 using streamlike::capture_scope;
 using streamlike::event;
 using streamlike::stream_view;
-
-cudaStream_t new_stream() {
-  cudaStream_t stream = nullptr;
-  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
-  return stream;
-}
-
-std::string invalidations() {
-  std::string names;
-  for (std::size_t i = 0; i < fake_cuda_invalidations(); ++i) {
-    names += names.empty() ? "" : ", ";
-    names += fake_cuda_invalidation(i);
-  }
-  return names;
-}
 
 unsigned long long capture_id(cudaStream_t s) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;

@@ -7,6 +7,7 @@
 // is as it was. The GPU suite checks the same table against the real driver
 // (test/gpu/capture_safety.cu, capture_ordering.cu, capture_scope.cu, capture_retain.cu).
 #include "../fake_cuda/fake_cuda.h"
+#include "fake_cuda_support.hpp"
 
 #include <streamlike/capture.hpp>
 #include <streamlike/device_guard.hpp>
@@ -28,6 +29,9 @@
 #include <string>
 
 namespace {
+
+using host_test::new_stream;
+using host_test::invalidations;
 
 using streamlike::shared_stream;
 using streamlike::stream_view;
@@ -54,21 +58,6 @@ constexpr capture_case every_capture[] = {
     {fake_cuda_invalidated, cudaStreamCaptureModeRelaxed, "an invalidated relaxed"},
 };
 constexpr capture_case invalidated_captures[] = {every_capture[3], every_capture[4]};
-
-std::string invalidations() {
-  std::string names;
-  for (std::size_t i = 0; i < fake_cuda_invalidations(); ++i) {
-    names += names.empty() ? "" : ", ";
-    names += fake_cuda_invalidation(i);
-  }
-  return names;
-}
-
-cudaStream_t new_stream() {
-  cudaStream_t stream = nullptr;
-  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
-  return stream;
-}
 
 // The check: `op` runs on `stream` while it is in the capture `c`. It must work or refuse as
 // `expected` (a refusal names `name`, says "capturing" and has the code `refusal_code`); no call

@@ -7,6 +7,7 @@
 // a working call works; no call that would invalidate a capture reaches CUDA, and the capture is as
 // it was. The GPU suite checks the same rows against the real driver (test/gpu/event_capture.cu).
 #include "../fake_cuda/fake_cuda.h"
+#include "fake_cuda_support.hpp"
 
 #include <streamlike/capture.hpp>
 #include <streamlike/current_stream.hpp>
@@ -24,6 +25,9 @@
 
 namespace {
 
+using host_test::new_stream;
+using host_test::invalidations;
+
 using streamlike::event;
 using streamlike::stream_view;
 
@@ -35,21 +39,6 @@ struct mode_case {
 constexpr mode_case modes[] = {{cudaStreamCaptureModeGlobal, "global"},
                                {cudaStreamCaptureModeThreadLocal, "thread-local"},
                                {cudaStreamCaptureModeRelaxed, "relaxed"}};
-
-std::string invalidations() {
-  std::string names;
-  for (std::size_t i = 0; i < fake_cuda_invalidations(); ++i) {
-    names += names.empty() ? "" : ", ";
-    names += fake_cuda_invalidation(i);
-  }
-  return names;
-}
-
-cudaStream_t new_stream() {
-  cudaStream_t stream = nullptr;
-  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
-  return stream;
-}
 
 // A stream of the fake, destroyed (out of any capture) with the object.
 struct fake_stream {

@@ -5,6 +5,7 @@
 // Raw CUDA calls only, no streamlike: one table row per rule and case, each saying whether the
 // call invalidates the capture and which code it fails with.
 #include "../fake_cuda/fake_cuda.h"
+#include "fake_cuda_support.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -17,11 +18,7 @@
 
 namespace {
 
-cudaStream_t new_stream() {
-  cudaStream_t stream = nullptr;
-  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
-  return stream;
-}
+using host_test::new_stream;
 
 cudaEvent_t new_event() {
   cudaEvent_t event = nullptr;

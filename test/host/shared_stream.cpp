@@ -12,6 +12,7 @@
 #include <streamlike/unique_stream.hpp>
 
 #include "host_support.hpp"
+#include "owner_operation_checks.hpp"
 
 #include <doctest/doctest.h>
 
@@ -509,64 +510,19 @@ TEST_CASE("a keep-alive's first query without a device names that query and the 
                         "shared_stream::flags: cudaStreamGetDevice");
 }
 
-// --- The stream's operations on the owner -------------------------------------------------------
-
-namespace {
-// Whether `owner.wait(argument)` compiles (a dependent expression, so a refusal is an answer).
-template <class Owner, class Argument>
-concept can_wait = requires(const Owner& owner, Argument&& argument) {
-  owner.wait(std::forward<Argument>(argument));
-};
-} // namespace
+// --- The stream's operations on the owner (owner_operation_checks.hpp: one body for both owners) --
 
 TEST_CASE("shared_stream's operations: signatures, noexcept and what wait accepts") {
-  const shared_stream s;
-  static_assert(std::is_same_v<decltype(s.is_done()), bool>);
-  static_assert(std::is_same_v<decltype(s.record()), streamlike::event>);
-  static_assert(std::is_same_v<decltype(s.record(streamlike::event_options{.timing = true})), streamlike::event>);
-  // Each may fail (an empty shared_stream, a CUDA error), so none is noexcept.
-  static_assert(!noexcept(s.is_done()));
-  static_assert(!noexcept(s.sync()));
-  static_assert(!noexcept(s.wait(cudaEvent_t{})));
-  static_assert(!noexcept(s.wait(stream_view::legacy_default())));
-  static_assert(!noexcept(s.record()));
-  // wait takes an event or any stream_like producer, as an lvalue where the producer owns it.
-  static_assert(requires(cudaEvent_t e) { s.wait(e); });
-  static_assert(requires(stream_view v, cudaStream_t h, cuda::stream_ref r) {
-    s.wait(v);
-    s.wait(h);
-    s.wait(r);
-    s.wait(s);
-  });
-  static_assert(requires(streamlike::unique_stream & u) { s.wait(u); });
-  static_assert(!can_wait<shared_stream, shared_stream>); // a temporary owner's view would dangle
-  // Neither 0, an integer, nor nullptr is an event or a stream (as stream_view::wait).
-  static_assert(!can_wait<shared_stream, int>);
-  static_assert(!can_wait<shared_stream, long>);
-  static_assert(!can_wait<shared_stream, std::nullptr_t>);
-  static_assert(!can_wait<shared_stream, void*>);
-  // Adding the operations changed no route: get_stream still takes the member get_stream().
-  static_assert(streamlike::stream_like<const shared_stream&>);
-  static_assert(!streamlike::nothrow_stream_like<const shared_stream&>);
+  host_test::check_operation_signatures<shared_stream, streamlike::unique_stream>();
 }
 
 TEST_CASE("shared_stream's operations on an empty shared_stream throw the empty error naming the operation") {
   const shared_stream s;
-  const auto check_empty_error = [](const std::optional<streamlike::error>& e, const char* operation) {
-    REQUIRE_MESSAGE(e.has_value(), operation << " did not throw streamlike::error");
-    const std::string what = e->what();
-    CHECK_MESSAGE(contains(what, operation), what);
-    CHECK_MESSAGE(contains(what, "the shared_stream is empty"), what);
-    CHECK(e->code() == cudaErrorInvalidResourceHandle);
-  };
-  check_empty_error(thrown<streamlike::error>([&] { (void)s.is_done(); }), "shared_stream::is_done");
-  check_empty_error(thrown<streamlike::error>([&] { s.sync(); }), "shared_stream::sync");
-  check_empty_error(thrown<streamlike::error>([&] { s.wait(cudaEvent_t{}); }), "shared_stream::wait");
-  check_empty_error(thrown<streamlike::error>([&] { s.wait(stream_view::legacy_default()); }), "shared_stream::wait");
-  check_empty_error(thrown<streamlike::error>([&] { (void)s.record(); }), "shared_stream::record");
+  host_test::check_empty_operations(s, "shared_stream");
   // An empty producer is refused by its own get_stream, naming it.
   const shared_stream consumer = holding(0);
-  check_empty_error(thrown<streamlike::error>([&] { consumer.wait(s); }), "shared_stream::view");
+  host_test::check_empty_error(thrown<streamlike::error>([&] { consumer.wait(s); }), "shared_stream::view",
+                               "shared_stream");
   // Waiting on its own stream is a no-op: no CUDA call, nothing thrown.
   consumer.wait(consumer);
   consumer.wait(stream_view::per_thread_default());
@@ -577,73 +533,20 @@ TEST_CASE("shared_stream's operations without a device name the shared_stream's 
     MESSAGE("a CUDA device is present: skipping the no-device checks");
     return;
   }
-  const shared_stream s = shared_stream::per_thread_default();
-  check_no_device_error(thrown<streamlike::error>([&] { (void)s.is_done(); }),
-                        "shared_stream::is_done: cudaStreamQuery");
-  check_no_device_error(thrown<streamlike::error>([&] { s.sync(); }), "shared_stream::sync: cudaStreamSynchronize");
-  check_no_device_error(thrown<streamlike::error>([&] { s.wait(stream_view::legacy_default()); }),
-                        "shared_stream::wait: cudaStreamGetDevice");
   // A default stream caches no device: record asks the stream for it.
-  check_no_device_error(thrown<streamlike::error>([&] { (void)s.record(); }),
-                        "shared_stream::record: cudaStreamGetDevice");
+  host_test::check_operations_without_device(shared_stream::per_thread_default(), "shared_stream");
 }
 
 // --- Conversions to the view types -----------------------------------------------------------------
 
 TEST_CASE(
     "shared_stream converts to stream_view and cuda::stream_ref on lvalues only, to cudaStream_t only explicitly") {
-  static_assert(std::is_convertible_v<shared_stream&, cuda::stream_ref>);
-  static_assert(std::is_convertible_v<const shared_stream&, cuda::stream_ref>);
-  static_assert(std::is_convertible_v<shared_stream&, stream_view>);
-  static_assert(std::is_convertible_v<const shared_stream&, stream_view>);
-  // A temporary may hold the last reference: its view would dangle.
-  static_assert(!std::is_convertible_v<shared_stream, cuda::stream_ref>);
-  // A const temporary too (were the const&& overloads missing, it would bind to the const& ones).
-  static_assert(!std::is_convertible_v<const shared_stream, cuda::stream_ref>);
-  static_assert(!std::is_convertible_v<const shared_stream&&, cuda::stream_ref>);
-  static_assert(!std::is_constructible_v<cuda::stream_ref, const shared_stream&&>);
-  static_assert(!std::is_convertible_v<const shared_stream&&, stream_view>);
-  static_assert(!std::is_constructible_v<cudaStream_t, const shared_stream&&>);
-  static_assert(!std::is_convertible_v<shared_stream&&, stream_view>);
-  static_assert(!std::is_convertible_v<const shared_stream, stream_view>);
-  // The raw handle: explicit, and lvalues only.
-  static_assert(!std::is_convertible_v<const shared_stream&, cudaStream_t>);
-  static_assert(std::is_constructible_v<cudaStream_t, const shared_stream&>);
-  static_assert(!std::is_constructible_v<cudaStream_t, shared_stream>);
-  static_assert(!std::is_convertible_v<const shared_stream&, void*>);
-  static_assert(!std::is_convertible_v<const shared_stream&, bool>); // operator bool stays explicit
-  // Each may throw (an empty shared_stream), so none is noexcept.
-  static_assert(!std::is_nothrow_convertible_v<const shared_stream&, stream_view>);
-  static_assert(!std::is_nothrow_convertible_v<const shared_stream&, cuda::stream_ref>);
-  // get_stream still views lvalues only, never noexcept, and gives the same view.
-  static_assert(streamlike::stream_like<const shared_stream&>);
-  static_assert(!streamlike::stream_like<shared_stream>);
-  static_assert(!streamlike::nothrow_stream_like<shared_stream&>);
-
-  const shared_stream s = holding(0);
-  const stream_view view = s;
-  const cuda::stream_ref ref = s;
-  CHECK(view == stream_view::per_thread_default());
-  CHECK(ref.get() == cudaStreamPerThread);
-  CHECK(static_cast<cudaStream_t>(s) == cudaStreamPerThread);
-  CHECK(stream_view{s} == s.view());
-  CHECK(cuda::stream_ref{s}.get() == s.get());
-  CHECK(streamlike::get_stream(s) == s.view());
-  const auto takes_view = [](stream_view v) { return v.get(); };
-  const auto takes_ref = [](cuda::stream_ref r) { return r.get(); };
-  CHECK(takes_view(s) == cudaStreamPerThread);
-  CHECK(takes_ref(s) == cudaStreamPerThread);
+  host_test::check_view_conversions<shared_stream>();
+  host_test::check_converts_to(holding(0), cudaStreamPerThread);
 }
 
 TEST_CASE("converting an empty shared_stream throws the empty error of view()") {
-  const shared_stream empty;
-  for (const auto& e : {thrown<streamlike::error>([&] { (void)static_cast<stream_view>(empty); }),
-                        thrown<streamlike::error>([&] { (void)static_cast<cuda::stream_ref>(empty); }),
-                        thrown<streamlike::error>([&] { (void)static_cast<cudaStream_t>(empty); })}) {
-    REQUIRE(e.has_value());
-    const std::string what = e->what();
-    CHECK_MESSAGE(contains(what, "the shared_stream is empty"), what);
-  }
+  host_test::check_empty_conversions(shared_stream{}, "shared_stream");
 }
 
 TEST_CASE("a shared_stream compares equal to views of its stream, either way round; an empty one to none") {
@@ -665,9 +568,5 @@ TEST_CASE("a shared_stream compares equal to views of its stream, either way rou
 }
 
 TEST_CASE("shared_stream: wait refuses 0 and nullptr; the member get_stream() refuses rvalues") {
-  static_assert(!host_test::owner_waits_on_literal_zero<shared_stream>, "s.wait(0) must not compile");
-  static_assert(!host_test::owner_waits_on_nullptr<shared_stream>, "s.wait(nullptr) must not compile");
-  static_assert(!host_test::member_get_stream_on_rvalue<shared_stream>, "std::move(s).get_stream() must not compile");
-  static_assert(!host_test::member_get_stream_on_const_rvalue<shared_stream>);
-  static_assert(requires(const shared_stream& s) { s.get_stream(); });
+  host_test::check_compile_refusals<shared_stream>();
 }

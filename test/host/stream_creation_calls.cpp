@@ -5,6 +5,7 @@
 // (bench/RESULTS.md, "Stream creation"). A new call on these paths fails this test: it costs time on
 // every create (bench/stream_pool.cu, the create/ rows), so it must be chosen, not slipped in.
 #include "../fake_cuda/fake_cuda.h"
+#include "fake_cuda_support.hpp"
 
 #include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_pool.hpp>
@@ -24,18 +25,8 @@ namespace {
 using streamlike::shared_stream;
 using streamlike::unique_stream;
 
-using calls = std::map<std::string, long>;
-
-// The calls `work` makes, by name. It runs once before, so that what is asked once per process
-// (the driver's entry points, the device's priority range, its primary context) is asked then.
-calls calls_of(const std::function<void()>& work) {
-  work();
-  fake_cuda_reset_log();
-  work();
-  calls made;
-  for (std::size_t i = 0; const char* name = fake_cuda_called(i); ++i) made[name] = fake_cuda_calls(name);
-  return made;
-}
+using host_test::calls;
+using host_test::calls_of; // its first run makes what is made once
 
 std::string text(const calls& c) {
   std::ostringstream out;

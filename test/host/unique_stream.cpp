@@ -10,6 +10,7 @@
 #include <streamlike/unique_stream.hpp>
 
 #include "host_support.hpp"
+#include "owner_operation_checks.hpp"
 
 #include <doctest/doctest.h>
 
@@ -150,61 +151,18 @@ TEST_CASE("create() without a device throws streamlike::error naming the operati
   }
 }
 
-// --- The stream's operations on the owner -------------------------------------------------------
-
-namespace {
-// Whether `owner.wait(argument)` compiles (a dependent expression, so a refusal is an answer).
-template <class Owner, class Argument>
-concept can_wait = requires(const Owner& owner, Argument&& argument) {
-  owner.wait(std::forward<Argument>(argument));
-};
-} // namespace
+// --- The stream's operations on the owner (owner_operation_checks.hpp: one body for both owners) --
 
 TEST_CASE("unique_stream's operations: signatures, noexcept and what wait accepts") {
-  const unique_stream u;
-  static_assert(std::is_same_v<decltype(u.is_done()), bool>);
-  static_assert(std::is_same_v<decltype(u.record()), streamlike::event>);
-  static_assert(!noexcept(u.is_done()));
-  static_assert(!noexcept(u.sync()));
-  static_assert(!noexcept(u.wait(cudaEvent_t{})));
-  static_assert(!noexcept(u.wait(stream_view::legacy_default())));
-  static_assert(!noexcept(u.record()));
-  static_assert(requires(cudaEvent_t e, stream_view v, cudaStream_t h, cuda::stream_ref r) {
-    u.wait(e);
-    u.wait(v);
-    u.wait(h);
-    u.wait(r);
-    u.wait(u);
-  });
-  static_assert(requires(streamlike::shared_stream & s) { u.wait(s); });
-  static_assert(!can_wait<unique_stream, unique_stream>); // a temporary owner's view would dangle
-  static_assert(!can_wait<unique_stream, int>);
-  static_assert(!can_wait<unique_stream, unsigned>);
-  static_assert(!can_wait<unique_stream, std::nullptr_t>);
-  static_assert(!can_wait<unique_stream, void*>);
-  // Adding the operations changed no route: get_stream still takes the member get_stream().
-  static_assert(streamlike::stream_like<const unique_stream&>);
-  static_assert(!streamlike::nothrow_stream_like<const unique_stream&>);
+  host_test::check_operation_signatures<unique_stream, streamlike::shared_stream>();
 }
 
 TEST_CASE("unique_stream's operations on an empty unique_stream throw the empty error naming the operation") {
-  const unique_stream u;
-  const auto check_empty_error = [](const std::optional<streamlike::error>& e, const char* operation) {
-    REQUIRE_MESSAGE(e.has_value(), operation << " did not throw streamlike::error");
-    const std::string what = e->what();
-    CHECK_MESSAGE(contains(what, operation), what);
-    CHECK_MESSAGE(contains(what, "the unique_stream is empty"), what);
-    CHECK(e->code() == cudaErrorInvalidResourceHandle);
-  };
-  check_empty_error(thrown<streamlike::error>([&] { (void)u.is_done(); }), "unique_stream::is_done");
-  check_empty_error(thrown<streamlike::error>([&] { u.sync(); }), "unique_stream::sync");
-  check_empty_error(thrown<streamlike::error>([&] { u.wait(cudaEvent_t{}); }), "unique_stream::wait");
-  check_empty_error(thrown<streamlike::error>([&] { u.wait(stream_view::legacy_default()); }), "unique_stream::wait");
-  check_empty_error(thrown<streamlike::error>([&] { (void)u.record(); }), "unique_stream::record");
+  host_test::check_empty_operations(unique_stream{}, "unique_stream");
   // Released: empty too.
   unique_stream released = unique_stream::adopt(fake_handle(0x1234));
   CHECK(released.release() == fake_handle(0x1234));
-  check_empty_error(thrown<streamlike::error>([&] { released.sync(); }), "unique_stream::sync");
+  host_test::check_empty_operations(released, "unique_stream");
 }
 
 TEST_CASE("unique_stream's operations without a device name the unique_stream's operation and the CUDA call") {
@@ -214,13 +172,7 @@ TEST_CASE("unique_stream's operations without a device name the unique_stream's 
     return;
   }
   unique_stream u = unique_stream::adopt(fake_handle(0x1234));
-  check_no_device_error(thrown<streamlike::error>([&] { (void)u.is_done(); }),
-                        "unique_stream::is_done: cudaStreamQuery");
-  check_no_device_error(thrown<streamlike::error>([&] { u.sync(); }), "unique_stream::sync: cudaStreamSynchronize");
-  check_no_device_error(thrown<streamlike::error>([&] { u.wait(stream_view::legacy_default()); }),
-                        "unique_stream::wait: cudaStreamGetDevice");
-  check_no_device_error(thrown<streamlike::error>([&] { (void)u.record(); }),
-                        "unique_stream::record: cudaStreamGetDevice");
+  host_test::check_operations_without_device(u, "unique_stream");
   CHECK(u.release() == fake_handle(0x1234)); // the fake handle must never reach the destructor
 }
 
@@ -228,61 +180,18 @@ TEST_CASE("unique_stream's operations without a device name the unique_stream's 
 
 TEST_CASE(
     "unique_stream converts to stream_view and cuda::stream_ref on lvalues only, to cudaStream_t only explicitly") {
-  static_assert(std::is_convertible_v<unique_stream&, cuda::stream_ref>);
-  static_assert(std::is_convertible_v<const unique_stream&, stream_view>);
-  static_assert(std::is_convertible_v<const unique_stream&, cuda::stream_ref>);
-  // A temporary owner destroys its stream at the end of the full expression.
-  static_assert(!std::is_convertible_v<unique_stream, cuda::stream_ref>);
-  // A const temporary too (were the const&& overloads missing, it would bind to the const& ones).
-  static_assert(!std::is_convertible_v<const unique_stream, cuda::stream_ref>);
-  static_assert(!std::is_convertible_v<const unique_stream&&, cuda::stream_ref>);
-  static_assert(!std::is_constructible_v<cuda::stream_ref, const unique_stream&&>);
-  static_assert(!std::is_convertible_v<const unique_stream&&, stream_view>);
-  static_assert(!std::is_constructible_v<cudaStream_t, const unique_stream&&>);
-  static_assert(!std::is_convertible_v<unique_stream, stream_view>);
-  static_assert(!std::is_convertible_v<const unique_stream&&, stream_view>);
-  static_assert(!std::is_convertible_v<const unique_stream&, cudaStream_t>);
-  static_assert(std::is_constructible_v<cudaStream_t, const unique_stream&>);
-  static_assert(!std::is_constructible_v<cudaStream_t, unique_stream>);
-  static_assert(!std::is_convertible_v<const unique_stream&, bool>);
-  static_assert(!std::is_nothrow_convertible_v<const unique_stream&, stream_view>);
-  static_assert(streamlike::stream_like<unique_stream&>);
-  static_assert(!streamlike::stream_like<unique_stream>);
-  static_assert(!streamlike::nothrow_stream_like<unique_stream&>);
+  host_test::check_view_conversions<unique_stream>();
   // Still the canonical stream_owner, and still exported by moving it in.
   static_assert(streamlike::stream_owner<unique_stream>);
   static_assert(streamlike::stream_exporter<unique_stream>);
   static_assert(!streamlike::stream_exporter<unique_stream&>);
 
   unique_stream u = unique_stream::adopt(fake_handle(0x1234));
-  const stream_view view = u;
-  const cuda::stream_ref ref = u;
-  CHECK(view == fake_handle(0x1234));
-  CHECK(ref.get() == fake_handle(0x1234));
-  CHECK(static_cast<cudaStream_t>(u) == fake_handle(0x1234));
-  CHECK(stream_view{u} == u.view());
-  CHECK(streamlike::get_stream(u) == u.view());
-  CHECK(u == view);
-  CHECK(view == u);
-  CHECK(u == fake_handle(0x1234));
-  CHECK(u != stream_view::legacy_default());
+  host_test::check_converts_to(u, fake_handle(0x1234));
   CHECK(u.release() == fake_handle(0x1234)); // the fake handle must never reach the destructor
-
-  const unique_stream empty;
-  for (const auto& e : {thrown<streamlike::error>([&] { (void)static_cast<stream_view>(empty); }),
-                        thrown<streamlike::error>([&] { (void)static_cast<cuda::stream_ref>(empty); }),
-                        thrown<streamlike::error>([&] { (void)static_cast<cudaStream_t>(empty); })}) {
-    REQUIRE(e.has_value());
-    const std::string what = e->what();
-    CHECK_MESSAGE(contains(what, "the unique_stream is empty"), what);
-  }
-  CHECK(empty != cudaStream_t{});
+  host_test::check_empty_conversions(unique_stream{}, "unique_stream");
 }
 
 TEST_CASE("unique_stream: wait refuses 0 and nullptr; the member get_stream() refuses rvalues") {
-  static_assert(!host_test::owner_waits_on_literal_zero<unique_stream>, "u.wait(0) must not compile");
-  static_assert(!host_test::owner_waits_on_nullptr<unique_stream>, "u.wait(nullptr) must not compile");
-  static_assert(!host_test::member_get_stream_on_rvalue<unique_stream>, "std::move(u).get_stream() must not compile");
-  static_assert(!host_test::member_get_stream_on_const_rvalue<unique_stream>);
-  static_assert(requires(const unique_stream& u) { u.get_stream(); });
+  host_test::check_compile_refusals<unique_stream>();
 }

@@ -5,6 +5,7 @@
 // knows its context, the producer's context (to find this thread's cached event). A new call here
 // costs time on every wait (bench/ordering.cu, judged against the driver's floor).
 #include "../fake_cuda/fake_cuda.h"
+#include "fake_cuda_support.hpp"
 
 #include <streamlike/ordering.hpp>
 #include <streamlike/shared_stream.hpp>
@@ -19,17 +20,8 @@
 
 namespace {
 
-using calls = std::map<std::string, long>;
-
-// The calls of `work`'s second run (the first made the cached event).
-calls calls_of(const std::function<void()>& work) {
-  work();
-  fake_cuda_reset_log();
-  work();
-  calls made;
-  for (std::size_t i = 0; const char* name = fake_cuda_called(i); ++i) made[name] = fake_cuda_calls(name);
-  return made;
-}
+using host_test::calls;
+using host_test::calls_of; // its first run makes what is made once
 
 std::string text(const calls& c) {
   std::ostringstream out;

@@ -12,7 +12,7 @@ Environment:
                            or an environment's site-packages: scripts/wheel-gpu-check) instead of
                            building it
   STREAMLIKE_PACKAGE_PYTHON  with STREAMLIKE_PACKAGE_SITE: the interpreter whose environment that is
-  STREAMLIKE_BRIDGE_MODULES_DIR  where the python suite's test modules are (test/bridge), for the
+  STREAMLIKE_BRIDGE_MODULES_DIR  where the bridge suite's test modules are (test/bridge), for the
                            tests that hand streams between them and the package
 """
 
@@ -145,10 +145,10 @@ def cupy():
 
 @pytest.fixture(scope="session")
 def bridge_modules(streamlike):
-    """The python suite's nanobind and pybind11 test modules, imported after the package."""
+    """The bridge suite's nanobind and pybind11 test modules, imported after the package."""
     where = os.environ.get("STREAMLIKE_BRIDGE_MODULES_DIR")
     if not where or not os.path.isdir(where):
-        pytest.skip("the python suite's test modules were not built (-Dpython, nanobind and pybind11)")
+        pytest.skip("the bridge suite's test modules were not built (-Dpython, nanobind and pybind11)")
     if where not in sys.path:
         sys.path.append(where)
     import importlib

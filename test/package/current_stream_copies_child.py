@@ -1,5 +1,5 @@
 """One process of test_current_stream_copies.py: imports, in the order its arguments name, the
-package (its own static copy of streamlike), the python suite's module linked to libstreamlike.so
+package (its own static copy of streamlike), the bridge suite's module linked to libstreamlike.so
 ("shared"), the same module holding a static copy of its own ("static"), CuPy's stand-in (imported
 by the import system, from a folder on sys.path) and the stand-ins for libtorch_cuda.so and
 libtvm_ffi.so ("torch", "tvm"); then checks that every copy sees one current-stream registry.

@@ -5,7 +5,7 @@ shim and fake tvm-ffi libraries, a fake CuPy module) and against torch, CuPy and
 this table asserts; where the two differ, this table is right.
 
 A case: a stream kind, who sets it (streamlike.use, a C++ scoped_current_stream through the
-python suite's bridge module, or a framework's own block), optionally an inner setter with a
+bridge suite's bridge module, or a framework's own block), optionally an inner setter with a
 second stream (each order), whether the innermost block raises (the outer block object kept
 alive), whether another thread looks inside, and the device. The expectation is not written per
 case: it comes from the documented rules, modelled once in `Model`:

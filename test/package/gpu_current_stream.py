@@ -153,7 +153,7 @@ def test_a_cupy_op_under_torch_stream_alone_runs_elsewhere(torch, cupy):
 def current_module(sl):
     where = os.environ.get("STREAMLIKE_BRIDGE_MODULES_DIR")
     if not where or not os.path.isdir(where):
-        pytest.skip("the python suite's test modules were not built")
+        pytest.skip("the bridge suite's test modules were not built")
     if where not in sys.path:
         sys.path.append(where)
     return importlib.import_module("streamlike_current_nb_test")

@@ -1,7 +1,7 @@
 """The current-stream conformance matrix (current_stream_matrix.py) on a GPU, against torch, CuPy
 and tvm-ffi themselves: the same cases and the same assertion helper as the CPU run
 (test_current_stream_matrix.py), with a torch op run inside every innermost block. Skips, saying
-why, without a GPU, one of the three frameworks, or the python suite's current-stream module;
+why, without a GPU, one of the three frameworks, or the bridge suite's current-stream module;
 the rows of device 1 skip on a machine with one GPU."""
 
 import contextlib
@@ -134,7 +134,7 @@ def fw(streamlike):
         pytest.skip("torch sees no GPU")
     where = os.environ.get("STREAMLIKE_BRIDGE_MODULES_DIR")
     if not where or not os.path.isdir(where):
-        pytest.skip("the python suite's current-stream module was not built (the C++ scope's rows)")
+        pytest.skip("the bridge suite's current-stream module was not built (the C++ scope's rows)")
     if where not in sys.path:
         sys.path.append(where)
     bridge = importlib.import_module("streamlike_current_nb_test")

@@ -19,6 +19,7 @@ What it checks (docs/cuda-graphs.md, "Events under capture"):
 Each test skips without a GPU or without its framework. The package is installed by conftest.py.
 """
 
+import os
 import threading
 
 import pytest
@@ -185,31 +186,15 @@ def test_cupy_wait_on_event_before_capture_refused(sl, cupy, mode):
 # --- streamlike.capture ------------------------------------------------------------------------------
 #
 # The work is CuPy RawKernels (no allocation inside a capture): `add` (a[i] += v), `broadcast`
-# (out[i] = value[0]) and `gate`, which spins on the device until the host sets a flag in pinned
-# host memory (or gives up after 10 s and says so), so a stream is held back for as long as a check
-# needs without any sleep.
+# (out[i] = value[0]) and the gate (`streamlike_test_gate`), which spins on the device until the
+# host sets a flag in pinned host memory (or gives up after 10 s and says so), so a stream is held
+# back for as long as a check needs without any sleep.
 
-KERNELS = r"""
-__device__ unsigned long long global_time_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-// state[0]: open (set by the host), [1]: timed out, [2]: started, [3]: ended.
-extern "C" __global__ void gate(volatile int* state, unsigned long long timeout_ns) {
-  const unsigned long long start = global_time_ns();
-  state[2] = 1;
-  __threadfence_system();
-  while (state[0] == 0) {
-    if (global_time_ns() - start > timeout_ns) {
-      state[1] = 1;
-      break;
-    }
-    __nanosleep(1000);
-  }
-  __threadfence_system();
-  state[3] = 1;
-}
+# The gate is the tests' one gate kernel (test/gpu/gate_kernel.cuh); add and broadcast are this file's.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu", "gate_kernel.cuh")) as _gate:
+    KERNELS = (
+        _gate.read()
+        + r"""
 extern "C" __global__ void add(int* a, int n, int v) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) a[i] += v;
@@ -219,6 +204,7 @@ extern "C" __global__ void broadcast(int* out, int n, const int* value) {
   if (i < n) out[i] = *value;
 }
 """
+    )
 SMALL = 256
 
 
@@ -235,7 +221,9 @@ class Kernels:
         self.cupy, self.numpy = cupy, numpy
         self._streams = {}
         module = cupy.RawModule(code=KERNELS)
-        self._gate, self._add, self._broadcast = (module.get_function(n) for n in ("gate", "add", "broadcast"))
+        self._gate, self._add, self._broadcast = (
+            module.get_function(n) for n in ("streamlike_test_gate", "add", "broadcast")
+        )
         # Pinned host memory: under unified addressing (every 64-bit CUDA device) the device reads
         # and writes it at the same address.
         self.memory = cupy.cuda.alloc_pinned_memory(4 * 4)

@@ -1,6 +1,7 @@
 # cython: language_level=3
-# A Cython consumer and producer of owning streams, built by test_package.py against the installed
-# package's owned_stream.pxd and C headers (streamlike.get_include()).
+# A Cython consumer and producer of owning streams, built (conftest.py, for
+# test_owning_references.py) against the installed package's owned_stream.pxd and C headers
+# (streamlike.get_include()).
 from streamlike.owned_stream cimport (streamlike_owned_stream, streamlike_owned_stream_from_capsule,
                                       streamlike_owned_stream_to_capsule)
 

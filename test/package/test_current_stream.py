@@ -22,8 +22,8 @@ class FakeStream:
 def sl(streamlike):
     if not hasattr(streamlike, "use"):
         pytest.fail(
-            "the package lacks streamlike.use: python/streamlike/use.cpp is not built into "
-            "_streamlike (add_current_stream(m)) or _use.py is not imported by __init__.py"
+            "the package lacks streamlike.use: python/streamlike/use.cpp is not built into _streamlike"
+            " (add_current_stream(m)) or _use.py is not imported by __init__.py"
         )
     return streamlike
 
@@ -128,7 +128,7 @@ def current_module(sl):
 
     where = os.environ.get("STREAMLIKE_BRIDGE_MODULES_DIR")
     if not where or not os.path.isdir(where):
-        pytest.skip("the python suite's test modules were not built")
+        pytest.skip("the bridge suite's test modules were not built")
     if where not in sys.path:
         sys.path.append(where)
     return importlib.import_module("streamlike_current_nb_test")

@@ -29,7 +29,7 @@ if not any(
     f.startswith("streamlike_current_static_test") for f in os.listdir(os.environ["STREAMLIKE_BRIDGE_MODULES_DIR"])
 ):
     pytest.skip(
-        "the python suite's static-copy module (streamlike_current_static_test) is not built", allow_module_level=True
+        "the bridge suite's static-copy module (streamlike_current_static_test) is not built", allow_module_level=True
     )
 
 ORDERS = [

@@ -5,7 +5,7 @@ devices: STREAMLIKE_FAKE_CUDA_DEVICES=2); torch and tvm-ffi are the fake libtorc
 libtvm_ffi.so of test/fake_frameworks (loaded here, found by streamlike's built-in providers as the
 real ones are), with a Python `torch` module over the fake shim; CuPy is a Python `cupy` module
 whose current stream is a per-thread, per-device object, as CuPy keeps it. The C++ scope is the
-python suite's bridge module (streamlike_current_nb_test), linked to the package.
+bridge suite's bridge module (streamlike_current_nb_test), linked to the package.
 
     STREAMLIKE_FAKE_CUDA_DEVICES=2 LD_PRELOAD=$B/test/fake_cuda/libstreamlike_fake_cuda.so \\
     STREAMLIKE_FAKE_CUDA_LIBRARY=$B/test/fake_cuda/libstreamlike_fake_cuda.so \\
@@ -205,7 +205,7 @@ def fw(streamlike):
     assert os.environ.get("STREAMLIKE_FAKE_CUDA_DEVICES") == "2", "the matrix needs the fake CUDA's two devices"
     where = os.environ.get("STREAMLIKE_BRIDGE_MODULES_DIR")
     if not where or not os.path.isdir(where):
-        pytest.skip("the python suite's current-stream module was not built (the C++ scope's rows)")
+        pytest.skip("the bridge suite's current-stream module was not built (the C++ scope's rows)")
     if where not in sys.path:
         sys.path.append(where)
     bridge = importlib.import_module("streamlike_current_nb_test")

@@ -10,23 +10,7 @@ import sys
 import weakref
 
 import pytest
-
-
-class Exporter:
-    def __init__(self, address=0x1234):
-        self.address = address
-
-    def __cuda_stream__(self):
-        return (0, self.address)
-
-
-def gpu_present(streamlike):
-    try:
-        streamlike.Stream.create()
-    except RuntimeError:
-        return False
-    return True
-
+from package_exporters import Exporter, OffersOwned, gpu_present
 
 # --- repr ----------------------------------------------------------------------------------------
 
@@ -114,16 +98,6 @@ class Holder:
 
     def __cuda_stream__(self):
         return (0, 0x6000)
-
-
-class OffersOwned:
-    """An object that offers only an owning reference (a capsule of `source`'s stream)."""
-
-    def __init__(self, source):
-        self.source = source
-
-    def __cuda_stream_owned__(self):
-        return self.source.__cuda_stream_owned__()
 
 
 def _owners_of_one_block(sl, x):

@@ -1,4 +1,4 @@
-"""A program using streamlike's API as a library would; test_package checks it with mypy --strict."""
+"""A program using streamlike's API as a library would; test_install.py checks it with mypy --strict."""
 
 import streamlike
 from streamlike import Event, Stream, StreamPool, StreamView

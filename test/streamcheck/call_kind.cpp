@@ -75,6 +75,7 @@ TEST_CASE("every kind of driver call is classified, whatever its version and per
       {"cuStreamBeginCapture", call_kind::capture_begin},
       {"cuStreamBeginCapture_v2_ptsz", call_kind::capture_begin},
       {"cuStreamBeginCaptureToGraph", call_kind::capture_begin},
+      {"cuStreamBeginRecaptureToGraph", call_kind::capture_begin},
       {"cuStreamEndCapture", call_kind::capture_end},
       {"cuStreamEndCapture_ptsz", call_kind::capture_end},
       {"cuThreadExchangeStreamCaptureMode", call_kind::capture_mode},

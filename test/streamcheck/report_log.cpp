@@ -246,3 +246,45 @@ TEST_CASE("many threads at one site: one report, every call counted") {
   REQUIRE(log.reports().size() == 1);
   CHECK(log.reports()[0].count == threads * calls);
 }
+
+TEST_CASE("each report says what to change, in one line, in its text and its JSON") {
+  const auto fix_of = [](report::kind what, call_kind call, std::uintptr_t stream) {
+    report r;
+    r.what = what;
+    r.call = call;
+    r.stream = stream;
+    return std::string(fix_for(r));
+  };
+  using enum call_kind;
+  const auto wrong = report::kind::wrong_stream;
+  const auto breaker = report::kind::capture_breaker;
+  // A default stream inside a scope: the code meant the current stream.
+  CHECK(fix_of(wrong, launch, legacy_stream)
+            .starts_with("pass the current stream (torch.cuda.current_stream() / "
+                         "streamlike.current_stream())"));
+  CHECK(fix_of(wrong, async_copy, per_thread_stream) == fix_of(wrong, launch, legacy_stream));
+  // Another stream: order it, or use the current one.
+  CHECK(fix_of(wrong, launch, 0x7000).starts_with("order it with the current stream"));
+  CHECK(fix_of(wrong, launch, 0x7000).find("cudaStreamWaitEvent") != std::string::npos);
+  // Capture breakers, by what the call is.
+  CHECK(fix_of(breaker, stream_sync, 0x7000).starts_with("move it out of the capture"));
+  CHECK(fix_of(breaker, event_query, 0).find("cudaThreadExchangeStreamCaptureMode") != std::string::npos);
+  CHECK(fix_of(breaker, ctx_sync, 0).find("relaxed") == std::string::npos); // no mode allows it
+  CHECK(fix_of(breaker, sync_copy, 0).find("cudaMemcpyAsync") != std::string::npos);
+  CHECK(fix_of(breaker, alloc, 0).find("cudaMallocAsync") != std::string::npos);
+  CHECK(fix_of(breaker, free, 0).find("cudaStreamCaptureModeRelaxed") != std::string::npos);
+  CHECK(fix_of(breaker, launch, legacy_stream).find("instead of the legacy default stream") != std::string::npos);
+  for (const call_kind call : {launch, stream_sync, event_sync, ctx_sync, sync_memset, alloc, free})
+    CHECK(fix_of(breaker, call, 0).find('\n') == std::string::npos);
+
+  fake_process process;
+  report_log log({}, process.as_world());
+  report r = wrong_stream();
+  r.stream = legacy_stream;
+  r.call = launch;
+  std::string text;
+  log.on_report([](void* c, const report& seen) { *static_cast<std::string*>(c) = format(seen); }, &text);
+  REQUIRE(log.record(r) == verdict::reported);
+  CHECK(text.find("\n  fix: pass the current stream") != std::string::npos);
+  CHECK(log.json().find("\"fix\": \"pass the current stream") != std::string::npos);
+}

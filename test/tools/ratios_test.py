@@ -12,9 +12,9 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_judge_fixtures import dumps  # noqa: E402
+from expectations import expect, finish  # noqa: E402
 
 script = sys.argv[1]
-failures = 0
 tmp = tempfile.mkdtemp(prefix="ratios_test_")
 
 
@@ -37,14 +37,6 @@ judge.count = 0
 
 def targets(output):
     return [line for line in output.splitlines() if line.startswith("TARGET ")]
-
-
-def expect(what, ok, output):
-    global failures
-    print(("ok:   " if ok else "FAIL: ") + what)
-    if not ok:
-        failures += 1
-        print("  output was:\n    " + output.strip().replace("\n", "\n    "))
 
 
 def verdicts(output):
@@ -333,5 +325,4 @@ expect(
 rc, out = judge(rows, "--compare", "equal", "base", "~", "1.0")
 expect("an unknown comparison is a failed run (exit 2)", rc == 2, out)
 
-print(f"ratios_test: {failures} failed")
-sys.exit(1 if failures else 0)
+finish("ratios_test")

@@ -13,9 +13,9 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_judge_fixtures import benchmark_json  # noqa: E402
+from expectations import expect, finish  # noqa: E402
 
 script = sys.argv[1]
-failures = 0
 
 COPY_PASS = {f"copy/std::shared_ptr<int>/threads:{t}": [10.0] * 3 for t in (1, 2)}
 COPY_PASS.update({f"control/std::shared_ptr<int>_again/threads:{t}": [10.0] * 3 for t in (1, 2)})
@@ -35,16 +35,40 @@ POOL_PASS.update(
         "create/unique_stream::create+drop": [5000.0] * 3,
         "control/cudaStreamCreate+cudaStreamDestroy_again": [5000.0] * 3,
         "rounds/creation/real_time": [2.0e6] * 3,  # Google Benchmark names it so (UseRealTime)
+        "rounds/pool/real_time": [1.0e6] * 3,
     }
 )
 # rounds/creation's counters (the creation claim's data): each way's ns per call, per repetition.
 ROUNDS_PASS = {name: times for name, times in POOL_PASS.items() if name.startswith(("create/", "control/"))}
+# rounds/pool's: the pool against the raw create, and the control.
+POOL_ROUNDS_PASS = {
+    name: POOL_PASS[name]
+    for name in (
+        "create/cudaStreamCreate+cudaStreamDestroy",
+        "pool/stream_pool::get+drop",
+        "control/cudaStreamCreate+cudaStreamDestroy_again",
+    )
+}
 
 
-def pool_json(rows=POOL_PASS, rounds=ROUNDS_PASS):
-    """stream_pool's output: the per-call rows, and rounds/creation with the given counters (a stub
-    ignores --benchmark_filter, so both runs of stream_pool read all of it)."""
-    return benchmark_json(rows, counters={"rounds/creation/real_time": rounds} if rounds else None)
+def pool_json(rows=POOL_PASS, rounds=ROUNDS_PASS, pool_rounds=POOL_ROUNDS_PASS):
+    """stream_pool's output: the per-call rows, and rounds/creation and rounds/pool with the given
+    counters (a stub ignores --benchmark_filter, so every run of stream_pool reads all of it)."""
+    counters = {"rounds/pool/real_time": pool_rounds}
+    if rounds:
+        counters["rounds/creation/real_time"] = rounds
+    return benchmark_json(rows, counters=counters)
+
+
+def copy_json(rows=COPY_PASS):
+    """shared_stream_copy's output: the per-call rows, and rounds/copy on each thread count whose
+    counters are the per-call rows' times under the rows' names without /threads:N."""
+    counters = {}
+    for t in (1, 2):
+        counters[f"rounds/copy/iterations:1/real_time/threads:{t}"] = {
+            name.rsplit("/threads:", 1)[0]: times for name, times in rows.items() if name.endswith(f"/threads:{t}")
+        }
+    return benchmark_json({**rows, **{row: [5.0e6] * 3 for row in counters}}, counters=counters)
 
 
 def stub(folder, name, body):
@@ -80,14 +104,6 @@ def summary(output):
     return "\n".join(lines[start:])
 
 
-def expect(what, ok, output):
-    global failures
-    print(("ok:   " if ok else "FAIL: ") + what)
-    if not ok:
-        failures += 1
-        print("  output was:\n    " + output.strip().replace("\n", "\n    "))
-
-
 def case(name):
     folder = tempfile.mkdtemp(prefix=f"run_all_test_{name}_")
     os.makedirs(os.path.join(folder, "bench"))
@@ -99,21 +115,24 @@ folders = []
 # Only shared_stream_copy, passing: its two claims pass, the rest were not built.
 f = case("pass")
 folders.append(f)
-printing(f, "shared_stream_copy", benchmark_json(COPY_PASS))
+printing(f, "shared_stream_copy", copy_json())
 rc, out = run_all(f)
 s = summary(out)
 expect(
     "a passing program: both of its claims PASS in the summary, exit 0",
-    rc == 0 and s.count("shared_stream_copy: copy/shared_stream_keep_alive") == 2 and "2 passed, 0 failed" in s,
+    rc == 0
+    and s.count("shared_stream_copy: copy/shared_stream_keep_alive vs") == 1
+    and s.count("shared_stream_copy_threads2: copy/shared_stream_keep_alive vs") == 1
+    and "2 passed, 0 failed" in s,
     out,
 )
 expect("programs not built read SKIP (not built)", "get_stream_routes: SKIP (not built)" in s, out)
 
-# The judge crashes on shared_stream_copy's output (a row without the time it compares) while
-# stream_pool passes: the crash is a FAIL, not a vanished claim.
+# The judge crashes on shared_stream_copy's output (rows without the time it reads) while
+# stream_pool passes: each crash is a FAIL, not a vanished claim.
 f = case("crash")
 folders.append(f)
-broken = benchmark_json(COPY_PASS)
+broken = copy_json()
 for b in broken["benchmarks"]:
     del b["cpu_time"]
 printing(f, "shared_stream_copy", broken)
@@ -122,7 +141,10 @@ rc, out = run_all(f)
 s = summary(out)
 expect(
     "a crash of the judge is a FAIL named after the program, and the run fails",
-    rc == 1 and "shared_stream_copy: FAIL (the judge crashed" in s and "6 passed, 1 failed" in s,
+    rc == 1
+    and "shared_stream_copy: FAIL (the judge crashed" in s
+    and "shared_stream_copy_threads2: FAIL (the judge crashed" in s
+    and "6 passed, 3 failed" in s,
     out,
 )
 expect(
@@ -130,7 +152,7 @@ expect(
     s.count("stream_pool: ") == 1
     and s.count("stream_creation: create/shared_stream::create+drop vs create/") == 5
     and "median of 3 per-repetition ratios" in s
-    and "1 failed" in s
+    and "3 failed" in s
     and "6 passed" in s,
     out,
 )
@@ -160,8 +182,8 @@ expect("output the judge cannot read is a FAIL", rc == 1 and "shared_stream_copy
 # A program that lost a row its claim needs: FAIL (no such row), never a pass.
 f = case("row_missing")
 folders.append(f)
-fewer = {k: v for k, v in COPY_PASS.items() if "threads:2" not in k}
-printing(f, "shared_stream_copy", benchmark_json(fewer))
+fewer = {k: v for k, v in COPY_PASS.items() if k != "copy/shared_stream_keep_alive/threads:2"}
+printing(f, "shared_stream_copy", copy_json(fewer))
 printing(f, "stream_pool", pool_json())
 rc, out = run_all(f)
 s = summary(out)
@@ -172,7 +194,7 @@ f = case("slow")
 folders.append(f)
 slow = dict(COPY_PASS)
 slow["copy/shared_stream_keep_alive/threads:1"] = [9.0] * 3
-printing(f, "shared_stream_copy", benchmark_json(slow))
+printing(f, "shared_stream_copy", copy_json(slow))
 rc, out = run_all(f)
 s = summary(out)
 expect("a missed target reads FAIL and fails the run", rc == 1 and "1 passed, 1 failed" in s, out)
@@ -229,7 +251,8 @@ f = case("noisy")
 folders.append(f)
 noisy = dict(COPY_PASS)
 noisy["control/std::shared_ptr<int>_again/threads:1"] = [11.0] * 3
-printing(f, "shared_stream_copy", benchmark_json(noisy))
+noisy["control/std::shared_ptr<int>_again/threads:2"] = [9.4] * 3
+printing(f, "shared_stream_copy", copy_json(noisy))
 rc, out = run_all(f)
 s = summary(out)
 expect(
@@ -241,7 +264,7 @@ expect(
 # A GPU program that skips itself (77): SKIP, a failure only with --require-gpu.
 f = case("gpu_skip")
 folders.append(f)
-printing(f, "shared_stream_copy", benchmark_json(COPY_PASS))
+printing(f, "shared_stream_copy", copy_json())
 stub(f, "stream_pool", "echo 'no CUDA device' >&2; exit 77")
 rc, out = run_all(f)
 s = summary(out)
@@ -263,7 +286,7 @@ expect(
 QUERIES = {"query/core:stream_control_block::facts": [1.0] * 3, "query/shared_stream::id(created)": [0.7] * 3}
 f = case("shown")
 folders.append(f)
-printing(f, "shared_stream_copy", benchmark_json(COPY_PASS))
+printing(f, "shared_stream_copy", copy_json())
 printing(f, "owner_queries", benchmark_json(QUERIES))
 rc, out = run_all(f)
 s = summary(out)
@@ -285,5 +308,4 @@ expect("a run with nothing built passes nothing and fails", rc == 1 and "no targ
 
 for folder in folders:
     shutil.rmtree(folder, ignore_errors=True)
-print(f"run_all_test: {failures} failed")
-sys.exit(1 if failures else 0)
+finish("run_all_test")

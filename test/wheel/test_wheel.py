@@ -5,8 +5,9 @@ scripts/wheel builds the sdist and, from it, the wheel for this interpreter, rep
 The wheel is then checked (auditwheel's tag, the extension's shared-library needs) and installed,
 offline and without building anything, into a fresh virtual environment whose PATH holds only that
 environment's python and pip: no compiler, no CUDA Toolkit. There it is imported, and what a user
-relies on is read back: the version (meson.build's), the stubs, get_include()'s headers, and the
-error for a machine without a CUDA driver.
+relies on is read back: the version (meson.build's), the stubs, get_include()'s headers, the
+error for a machine without a CUDA driver, and python -m streamlike.check (its help, a checked run
+of a program, the pytest plugin's entry point).
 
 Environment: STREAMLIKE_SOURCE (the repository root; default two folders up) and
 STREAMLIKE_WHEELHOUSE (the build requirements for pip, offline; default .deps/wheels).
@@ -312,3 +313,41 @@ def test_without_a_driver_import_works_and_creating_a_stream_says_why_it_cannot(
     else:
         assert facts["create"].startswith("RuntimeError: streamlike: shared_stream::create: "), facts["create"]
         assert "no CUDA driver found: libcuda.so.1 could not be loaded. Install the NVIDIA driver" in facts["create"]
+
+
+# --- streamcheck from the installed wheel -------------------------------------------------------
+
+
+def test_the_checker_command_shows_its_help_without_cuda(installed):
+    shown = run_in(installed, "python", "-m", "streamlike.check", "--help")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "usage: python -m streamlike.check [options] (script.py | -m module | program)" in shown.stdout
+    assert "--fail" in shown.stdout and "--sarif" in shown.stdout
+
+
+def test_a_checked_run_without_a_gpu_runs_the_program_and_says_nothing_was_checked(installed, tmp_path):
+    script = tmp_path / "program.py"
+    script.write_text("import sys\nprint('ran', sys.argv[1:])\nsys.exit(3)\n")
+    out = tmp_path / "out.json"
+    ran = run_in(installed, "python", "-m", "streamlike.check", "--fail", "--json", str(out), str(script), "a")
+    # The library is the wheel's own (beside the package): found without --library.
+    assert "libstreamlike_check.so not found" not in ran.stderr, f"the wheel ships no checker library: {ran.stderr}"
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    assert "ran ['a']" in ran.stdout
+    merged = json.loads(out.read_text())
+    assert merged["schema"] == "streamlike.check/1" and merged["exit_status"] == 3, merged
+    # The program starts no CUDA, on a GPU machine too: no process record, said so, and no problem.
+    assert merged["processes"] == [] and merged["problems"] == [], merged
+    assert "no process of the program initialized CUDA (nothing to check)" in ran.stderr, ran.stderr
+
+
+def test_the_wheel_declares_the_pytest_plugin(installed):
+    found = run_in(
+        installed,
+        "python",
+        "-c",
+        "from importlib.metadata import entry_points\n"
+        "print(sorted(e.value for e in entry_points(group='pytest11') if e.dist.name == 'streamlike'))",
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "['streamlike.pytest_plugin']"

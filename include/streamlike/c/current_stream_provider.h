@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* The version of streamlike_current_stream_provider a registrant fills in, under the rule every C
- * struct streamlike exchanges follows (the owned stream's too: docs/owned-stream-abi.md, "Versions"):
+ * struct streamlike exchanges follows (the owned stream's too: docs/owned-stream-abi.md, "Versioning"):
  * a major and a minor version first; a reader accepts its own major with any minor and refuses any
  * other major (0: an unfilled table); a minor only appends fields, which a reader of an older minor
  * never reads, and a reader of a newer minor reads only where the writer's minor has them. The

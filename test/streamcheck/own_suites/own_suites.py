@@ -88,8 +88,9 @@ def run_env(inject, json_pattern):
 
 def run_checked(name, command_for, tmp, inject=False, cwd=None, timeout=900, skip_is_failure=require_gpu):
     """Runs the command `command_for(json_pattern)` gives (with the checker injected where `inject`)
-    and judges it: every process's JSON summary (%p: one per process) read, no report in any, exit
-    status 0. A skip (77) is a failure where skip_is_failure."""
+    and judges it: every process's JSON summary read (the library's, %p: one per process; the
+    command's, every process merged), no report in any, exit status 0. A skip (77) is a failure
+    where skip_is_failure."""
     folder = tempfile.mkdtemp(dir=tmp)
     json_pattern = os.path.join(folder, "reports-%p.json")
     r = subprocess.run(
@@ -100,11 +101,14 @@ def run_checked(name, command_for, tmp, inject=False, cwd=None, timeout=900, ski
         text=True,
         timeout=timeout,
     )
-    summaries = []
+    summaries, reports = [], []
     for path in sorted(glob.glob(os.path.join(folder, "reports-*.json"))):
         with open(path, encoding="utf-8") as f:
-            summaries.append(json.load(f))
-    reports = [x for s in summaries for x in s["reports"]]
+            summary = json.load(f)
+        # python -m streamlike.check writes one file, every checked process merged
+        # (streamlike.check/1: its --fail has judged the rest); the library one per process.
+        summaries += summary["processes"] if summary.get("schema") == "streamlike.check/1" else [summary]
+        reports += summary["reports"]
     said = f"--- stdout (end):\n{r.stdout.strip()[-6000:]}\n--- stderr (end):\n{r.stderr.strip()[-6000:]}"
     if reports:
         failures.append(f"{name}: {len(reports)} report(s), expected none:\n{json.dumps(reports, indent=1)}\n{said}")
@@ -152,8 +156,9 @@ if package_site and not os.path.isdir(os.path.join(package_site, "streamlike")):
 
 
 def checker(json_pattern):
-    """python -m streamlike.check (its source file, standard library only) with --fail and --json."""
-    return [python, check_py, "--fail", "--json", json_pattern, "--library", library]
+    """python -m streamlike.check (its source file, standard library only) with --fail and --json: one
+    file, every process's reports merged."""
+    return [python, check_py, "--fail", "--json", json_pattern.replace("%p", "merged"), "--library", library]
 
 
 with tempfile.TemporaryDirectory() as tmp:
