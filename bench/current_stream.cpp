@@ -43,11 +43,17 @@
 //                                provider alone (shown)
 //     none/cuCtxGetDevice        the driver's current device (the baseline; <= 1.5x), and
 //                                none/cuCtxGetDevice_again (control)
+//   In both, .../copy/... rows: the same current_stream() called in a second copy of streamlike
+//   (bench/current_stream_copy.cpp, loaded RTLD_LOCAL as an extension module is), which forwards to
+//   the process's registry this program's copy published (the shared registry; judged against the
+//   same baselines):
+//     torch_only/copy/current_stream(0)/{inside,outside}, none/copy/current_stream()
 //
 // Instruction counts (deterministic, no GPU): bench/tools/current_stream_instructions.py BUILD runs
 // each row under callgrind with the fake CUDA preloaded, collecting inside current_stream() only,
 // and divides by the calls.
 #include <streamlike/c/current_stream_provider.h>
+#include <streamlike/c/current_stream_registry.h>
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_providers.hpp>
 
@@ -98,9 +104,7 @@ using first = fake_framework<1>;
 streamlike_current_stream_provider table(const char* name, std::int32_t priority,
                                          int (*get)(void*, std::int32_t, void**),
                                          int (*set)(void*, std::int32_t, void*)) {
-  streamlike_current_stream_provider p{};
-  p.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-  p.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+  streamlike_current_stream_provider p = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
   p.priority = priority;
   p.name = name;
   p.get = get;
@@ -229,6 +233,15 @@ void torch_only_current_stream(benchmark::State& state, bool inside) {
   torch_only_loop(state, inside, [] { benchmark::DoNotOptimize(streamlike::current_stream(0)); });
 }
 
+/// The second copy's current_stream() (bench/current_stream_copy.cpp), found after loading it.
+using copy_current_fn = void* (*)(int device);
+copy_current_fn copy_current = nullptr;
+
+void torch_only_copy_current_stream(benchmark::State& state, bool inside) {
+  copy_current_fn volatile f = copy_current; // called through a pointer, as torch's getter is
+  torch_only_loop(state, inside, [f] { benchmark::DoNotOptimize(f(0)); });
+}
+
 void torch_only_direct(benchmark::State& state, bool inside) {
   torch_get_fn volatile get = torch_get; // called through a pointer, as a program that dlsym'd it does
   torch_only_loop(state, inside, [get] {
@@ -292,6 +305,15 @@ void none_current_stream(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(streamlike::current_stream());
 }
 
+void none_copy_current_stream(benchmark::State& state) {
+  if (!current_device_readable()) {
+    state.SkipWithError("the current device cannot be read here (no driver or GPU; preload the fake CUDA)");
+    return;
+  }
+  copy_current_fn volatile f = copy_current;
+  for (auto _ : state) benchmark::DoNotOptimize(f(-1));
+}
+
 void none_current_stream_in_scope(benchmark::State& state) {
   if (!current_device_readable()) {
     state.SkipWithError("the current device cannot be read here (no driver or GPU; preload the fake CUDA)");
@@ -344,6 +366,10 @@ void register_torch_only_rows() {
                                  [inside](benchmark::State& st) { torch_only_direct(st, inside); });
     benchmark::RegisterBenchmark(("torch_only/aoti_torch_get_current_cuda_stream_again" + where).c_str(),
                                  [inside](benchmark::State& st) { torch_only_direct(st, inside); });
+    if (copy_current != nullptr) {
+      benchmark::RegisterBenchmark(("torch_only/copy/current_stream(0)" + where).c_str(),
+                                   [inside](benchmark::State& st) { torch_only_copy_current_stream(st, inside); });
+    }
   }
   benchmark::RegisterBenchmark("torch_only/scoped_current_stream",
                                [](benchmark::State& st) { torch_only_scope(st, -1); });
@@ -356,6 +382,7 @@ void register_torch_only_rows() {
 void register_no_framework_rows() {
   using namespace bench_current;
   benchmark::RegisterBenchmark("none/current_stream()", none_current_stream);
+  if (copy_current != nullptr) benchmark::RegisterBenchmark("none/copy/current_stream()", none_copy_current_stream);
   benchmark::RegisterBenchmark("none/current_stream()/in_scope", none_current_stream_in_scope);
   benchmark::RegisterBenchmark("none/scoped_current_stream(device 0)", none_scope);
   benchmark::RegisterBenchmark("none/cuCtxGetDevice", driver_ctx_get_device);
@@ -387,6 +414,21 @@ int main(int argc, char** argv) {
   if (frameworks == "all" && dlopen(BENCH_FAKE_TVM_FFI, RTLD_NOW | RTLD_LOCAL) == nullptr)
     std::fprintf(stderr, "current_stream: %s\n", dlerror());
   if (cudaSetDevice(0) != cudaSuccess) (void)cudaGetLastError(); // a current context, as torch code has
+  if (frameworks != "all") {
+    // A second copy, loaded after this program's copy published the registry: it forwards.
+    void* copy = dlopen(BENCH_COPY, RTLD_NOW | RTLD_LOCAL);
+    if (copy == nullptr) {
+      std::fprintf(stderr, "current_stream: %s (no copy/ rows)\n", dlerror());
+    } else {
+      using registry_fn = const void* (*)();
+      const auto registry = reinterpret_cast<registry_fn>(dlsym(copy, "bench_copy_registry"));
+      copy_current = reinterpret_cast<copy_current_fn>(dlsym(copy, "bench_copy_current_stream"));
+      if (registry == nullptr || copy_current == nullptr || registry() != streamlike_current_stream_registry_table()) {
+        std::fprintf(stderr, "current_stream: the second copy does not share this program's registry\n");
+        return 1;
+      }
+    }
+  }
   if (frameworks == "all") register_all_rows();
   if (frameworks == "torch") register_torch_only_rows();
   if (frameworks == "none") register_no_framework_rows();

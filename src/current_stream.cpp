@@ -1,10 +1,11 @@
-// current_stream(), scoped_current_stream and current_stream_conflicts: the rule that picks one
-// provider's answer, inside and outside scopes (docs/current-stream.md). The providers come from
-// the registry (src/current_stream_registry.cpp); streamlike's own is read inline
-// (src/current_stream_own.hpp).
+// current_stream() and current_stream_conflicts: the rule that picks one provider's answer, inside
+// and outside scopes (docs/current-stream.md). The providers come from the registry
+// (src/current_stream_registry.cpp); streamlike's own is read inline (src/current_stream_own.hpp);
+// the scopes are src/scoped_current_stream.cpp, the device checks src/current_stream_devices.cpp.
 #include "current_stream_discovery.hpp"
 #include "current_stream_own.hpp"
 #include "current_stream_registry.hpp"
+#include "current_stream_scope.hpp"
 #include "current_stream_shared.hpp"
 #include "stream_lifecycle.hpp"
 
@@ -59,59 +60,9 @@ inline bool ask(const getter& g, int device, void*& stream) noexcept {
   }
   return g.get(g.context, device, &stream) == STREAMLIKE_CURRENT_STREAM_OK;
 }
-
-/// What a scope expects a provider to answer while nothing inside it changed that provider:
-/// the scope's stream where the scope set it, the provider's answer when the scope began where it
-/// could not (read-only), nothing where the provider gave no answer then (unavailable on the
-/// thread, failed) or is streamlike's own slot.
-struct expectation {
-  void* stream = nullptr;
-  bool known = false;
-};
-
-/// What a scope did to one provider of its list: what it expects of it, and, where it set it, the
-/// provider's previous stream (get + set) or the token its enter gave.
-struct scope_entry {
-  expectation expected;
-  void* previous_or_token = nullptr;
-  bool set = false;   // restored when the scope ends
-  bool token = false; // previous_or_token is enter's token
-};
-
 } // namespace
 
-/// What scoped_current_stream saved: the list it set, one entry per provider of it, and the stream
-/// it set, for the rule inside it. Linked into the entering thread's chain of open scopes. The
-/// entries of the first few providers live inside it, so a scope allocates this object alone.
-struct saved_streams {
-  explicit saved_streams(const provider_list& of) : list(&of) {
-    const std::size_t n = of.entries.size();
-    if (n > inline_entries.size()) more_entries.resize(n);
-    entries = n > inline_entries.size() ? std::span<scope_entry>(more_entries) : std::span(inline_entries).first(n);
-  }
-  saved_streams(const saved_streams&) = delete;
-  saved_streams& operator=(const saved_streams&) = delete;
-
-  const provider_list* list;
-  std::span<scope_entry> entries; // one per entry of `list`, in its order
-  void* stream = nullptr;         // the scope's stream
-  int device = -1;
-  std::ptrdiff_t own = -1;        // streamlike's own provider in `list`
-  saved_streams* outer = nullptr; // the scope opened before it on this thread
-
-private:
-  std::array<scope_entry, 6> inline_entries{};
-  std::vector<scope_entry> more_entries; // where the list is longer
-};
-
 namespace {
-
-/// The innermost open scope on `device` in `mine` (the calling thread's state), or nullptr.
-inline const saved_streams* scope_on(const thread_streams& mine, int device) noexcept {
-  for (const saved_streams* s = mine.innermost_scope; s != nullptr; s = s->outer)
-    if (s->device == device) return s;
-  return nullptr;
-}
 
 /// The rule inside a scope: in the scope's list's order, the first provider whose answer is not
 /// what the scope left it (a framework's own block opened inside the scope) answers, whatever it
@@ -215,67 +166,6 @@ answer current_answer(const provider_list& list, int device) noexcept {
   return by < 0 ? answer{} : answer{stream, &list.entries[static_cast<std::size_t>(by)]};
 }
 
-std::atomic<int> devices_known{0};
-std::atomic<bool> current_device_read{false};
-
-static bool cuda_absent(const error& e) noexcept {
-  return e.code() == cudaErrorInsufficientDriver || e.code() == cudaErrorNoDevice;
-}
-
-void check_device_slow(int device, const char* operation) {
-  try {
-    check_named_device(device, operation); // the range, or the error reading the count
-  } catch (const error& e) {
-    // No driver or no device: nothing can be launched anywhere, and the current streams are
-    // bookkeeping that works without CUDA (the frameworks keep theirs too): taken as given.
-    if (cuda_absent(e)) {
-      (void)cudaGetLastError();
-      // For good: a process without a driver or a device does not gain one. Every device passes
-      // from now on, without asking CUDA (and failing) on each call.
-      devices_known.store(std::numeric_limits<int>::max(), std::memory_order_relaxed);
-      return;
-    }
-    throw;
-  }
-  devices_known.store(device_count(operation), std::memory_order_relaxed);
-}
-
-int device_of_or(stream_view stream, int otherwise) {
-  try {
-    return stream.device(); // capture-safe (the stream's context)
-  } catch (const error& e) {
-    if (!cuda_absent(e)) throw;
-    (void)cudaGetLastError();
-    return otherwise; // no CUDA to ask: taken as given, as the device is
-  }
-}
-
-void throw_bad_device(int device, const char* operation) {
-  throw std::invalid_argument(std::string("streamlike::") + operation + ": device must be a device ordinal (>= 0) or " +
-                              "streamlike::current_device (-1), got " + std::to_string(device));
-}
-
-namespace {
-
-/// Restores `saved` in reverse order, through the very providers it set (the list it read is never
-/// freed, and a provider's functions outlive its registration): one unregistered meanwhile is still
-/// left, one registered again under the same name meanwhile is not handed the other's token.
-/// Never throws.
-void restore(const saved_streams& saved, int device) noexcept {
-  for (std::size_t i = saved.entries.size(); i-- > 0;) {
-    const scope_entry& e = saved.entries[i];
-    if (!e.set) continue;
-    const provider& p = saved.list->entries[i];
-    if (e.token) {
-      (void)p.table.leave(p.table.context, device, e.previous_or_token);
-    } else {
-      (void)p.table.set(p.table.context, device, e.previous_or_token);
-    }
-  }
-}
-
-} // namespace
-
 } // namespace detail::current
 
 namespace current = detail::current;
@@ -285,88 +175,6 @@ stream_view current_stream(int device) {
   if (device == current_device && current::nothing_named(list)) return stream_view{cudaStream_t{}};
   device = current::resolve_device(device, "current_stream");
   return stream_view{static_cast<cudaStream_t>(current::current_handle(list, device))};
-}
-
-scoped_current_stream::scoped_current_stream(stream_view stream, int device, bool device_of_stream) : stream_(stream) {
-  if (device_of_stream && !stream.is_default()) {
-    device_ = stream.device(); // capture-safe (the stream's context)
-  } else {
-    device_ = current::resolve_device(device, "scoped_current_stream");
-    // A stream current on a device it does not belong to would be launched on there by every
-    // framework: refused (the default streams belong to every device).
-    if (!stream.is_default()) {
-      if (const int own = current::device_of_or(stream, device_); own != device_) {
-        throw std::invalid_argument("streamlike::scoped_current_stream: the stream belongs to device " +
-                                    std::to_string(own) + ", not device " + std::to_string(device_) +
-                                    "; expected a stream of device " + std::to_string(device_) +
-                                    " (or leave the device out: the stream's own)");
-      }
-    }
-  }
-  if (const streamlike_current_stream_registry* to = current::forwarded()) {
-    // The process's registry is another copy's: the scope is opened there, where every copy reads.
-    current::registry_message message;
-    const int status = to->enter(device_, stream.get(), &saved_, message.text, sizeof message.text);
-    if (status != STREAMLIKE_CURRENT_STREAM_OK) current::throw_forwarded(status, "scoped_current_stream", message);
-    return;
-  }
-  const current::provider_list& list = current::providers();
-  auto saved = std::make_unique<current::saved_streams>(list);
-  saved->stream = stream.get();
-  saved->device = device_;
-  for (std::size_t i = 0; i < list.entries.size(); ++i) {
-    const current::provider& p = list.entries[i];
-    current::scope_entry& entry = saved->entries[i];
-    const bool by_token = p.table.enter != nullptr;
-    if (p.direct.kind == current::direct_kind::own) saved->own = static_cast<std::ptrdiff_t>(i);
-    if (!by_token && p.table.set == nullptr) {
-      // Read-only: what it answers now is what it answers while nothing inside changes it.
-      entry.expected.known =
-          p.table.get(p.table.context, device_, &entry.expected.stream) == STREAMLIKE_CURRENT_STREAM_OK;
-      continue;
-    }
-    void* previous = nullptr;
-    int status = STREAMLIKE_CURRENT_STREAM_OK;
-    if (by_token) {
-      status = p.table.enter(p.table.context, device_, stream.get(), &previous);
-    } else {
-      status = p.table.get(p.table.context, device_, &previous);
-      if (status == STREAMLIKE_CURRENT_STREAM_OK) status = p.table.set(p.table.context, device_, stream.get());
-    }
-    if (status == STREAMLIKE_CURRENT_STREAM_UNAVAILABLE) continue;
-    if (status != STREAMLIKE_CURRENT_STREAM_OK) {
-      current::restore(*saved, device_);
-      throw error(cudaErrorUnknown, "scoped_current_stream",
-                  "the current-stream provider '" + p.name + "' failed to read or set the current stream of device " +
-                      std::to_string(device_));
-    }
-    entry.previous_or_token = previous;
-    entry.set = true;
-    entry.token = by_token;
-    // streamlike's own slot only ever holds what scopes set: nothing to tell apart there.
-    if (p.direct.kind != current::direct_kind::own) entry.expected = current::expectation{stream.get(), true};
-  }
-  saved->outer = current::this_thread.innermost_scope;
-  current::this_thread.innermost_scope = saved.get();
-  saved_ = saved.release();
-}
-
-scoped_current_stream::~scoped_current_stream() {
-  if (const streamlike_current_stream_registry* to = current::forwarded()) {
-    (void)to->leave(saved_);
-    return;
-  }
-  auto* saved = static_cast<current::saved_streams*>(saved_);
-  // Out of the thread's chain, wherever it is in it (a Python block may end out of order).
-  for (current::saved_streams** link = &current::this_thread.innermost_scope; *link != nullptr;
-       link = &(*link)->outer) {
-    if (*link == saved) {
-      *link = saved->outer;
-      break;
-    }
-  }
-  current::restore(*saved, device_);
-  delete saved;
 }
 
 std::vector<current_stream_answer> current_stream_conflicts(int device) {

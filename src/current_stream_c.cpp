@@ -1,6 +1,9 @@
 // The current stream's C entries (streamlike/c/current_stream_provider.h): streamlike_current_stream_get,
 // _set, _restore, _register, _unregister and the sized table of them, each a thin call into the
 // C++ core that turns its exceptions into the C status codes.
+#include "current_stream_registry.hpp"
+#include "current_stream_scope.hpp"
+
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/c/current_stream_registry.h>
 #include <streamlike/current_stream.hpp>
@@ -11,19 +14,21 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <cstring>
-#include <stdexcept>
+#include <string>
+#include <utility>
 
 extern "C" {
 
 STREAMLIKE_API int streamlike_current_stream_register(const streamlike_current_stream_provider* provider) {
   if (provider == nullptr) return STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER;
   try {
-    streamlike::register_current_stream_provider(*provider);
-    return STREAMLIKE_CURRENT_STREAM_REGISTERED;
-  } catch (const std::invalid_argument& e) {
-    return std::strstr(e.what(), "already registered") != nullptr ? STREAMLIKE_CURRENT_STREAM_NAME_TAKEN
-                                                                  : STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER;
+    std::string refusal;
+    switch (streamlike::detail::current::register_provider(*provider, refusal)) {
+      case streamlike::detail::current::registration::registered: return STREAMLIKE_CURRENT_STREAM_REGISTERED;
+      case streamlike::detail::current::registration::name_taken: return STREAMLIKE_CURRENT_STREAM_NAME_TAKEN;
+      case streamlike::detail::current::registration::bad_provider: break;
+    }
+    return STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER;
   } catch (...) {
     return STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER;
   }
@@ -53,8 +58,12 @@ STREAMLIKE_API int streamlike_current_stream_set(int32_t device, void* stream, v
 
 STREAMLIKE_API int streamlike_current_stream_restore(void* token) {
   if (token == nullptr) return STREAMLIKE_CURRENT_STREAM_FAILED;
+  namespace current = streamlike::detail::current;
+  current::scope_ended_elsewhere = false;
   delete static_cast<streamlike::scoped_current_stream*>(token); // the scope's end (never throws)
-  return STREAMLIKE_CURRENT_STREAM_OK;
+  // Begun on another thread: left open there, said on stderr (src/scoped_current_stream.cpp).
+  return std::exchange(current::scope_ended_elsewhere, false) ? STREAMLIKE_CURRENT_STREAM_FAILED
+                                                              : STREAMLIKE_CURRENT_STREAM_OK;
 }
 
 STREAMLIKE_API int streamlike_current_stream_unregister(const char* name) {

@@ -1,6 +1,6 @@
 // Framework discovery for the current stream: which built-in frameworks (torch, tvm-ffi) the
-// dynamic loader has loaded, found without a lock on current_stream()'s path and published into
-// the registry (src/current_stream_registry.hpp) once found. Each framework's provider is in a
+// dynamic loader has loaded, found without a lock on current_stream()'s path; the registry
+// (src/current_stream_registry.cpp) publishes what a look found, and is the list's one writer. Each framework's provider is in a
 // file of its own (src/current_stream_torch.cpp, src/current_stream_tvm_ffi.cpp).
 #include "current_stream_discovery.hpp"
 #include "current_stream_registry.hpp"
@@ -12,7 +12,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
-#include <mutex>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -65,13 +66,13 @@ loader_state read_loader() noexcept {
   return state;
 }
 
-/// Watches `state.last` from now on, when it can be pinned and is still the object read.
-void watch_loader(const loader_state& state) noexcept {
-  if (state.last == nullptr || state.last_name.empty()) return; // the program itself: not pinnable by name
-  void* pinned = dlopen(state.last_name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+/// Watches `last` (named `last_name`) from now on, when it can be pinned and is still the object read.
+void watch_loader(const link_map* last, const std::string& last_name) noexcept {
+  if (last == nullptr || last_name.empty()) return; // the program itself: not pinnable by name
+  void* pinned = dlopen(last_name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
   if (pinned == nullptr) return;
   link_map* object = nullptr;
-  if (dlinfo(pinned, RTLD_DI_LINKMAP, &object) != 0 || object != state.last) {
+  if (dlinfo(pinned, RTLD_DI_LINKMAP, &object) != 0 || object != last) {
     (void)dlclose(pinned); // another object by now: the next look watches
     return;
   }
@@ -87,65 +88,61 @@ long long coarse_tick() noexcept {
 
 } // namespace
 
-void look_for_frameworks(registry& r, bool throttled) noexcept {
-  if (r.all_found.load(std::memory_order_relaxed)) return;
+framework_look::~framework_look() {
+  if (!recorded_) {
+    // Not published (out of memory): found again on a later look.
+    if (torch_new_) r_.torch_found = false;
+    if (tvm_ffi_new_) r_.tvm_ffi_found = false;
+  }
+  r_.looking.store(false, std::memory_order_release);
+}
+
+void framework_look::published() noexcept {
+  r_.seen_loads.store(loader_adds_, std::memory_order_relaxed);
+  watch_loader(loader_last_, loader_last_name_);
+  recorded_ = true;
+}
+
+bool look_for_frameworks(registry& r, bool throttled, std::optional<framework_look>& look) noexcept {
+  if (r.all_found.load(std::memory_order_relaxed)) return false;
   if (throttled) {
     // At most once per tick of the coarse clock (a few milliseconds): reading the loader's counter takes the
     // loader's lock, which every thread asking for the current stream would otherwise contend for.
     const long long tick = coarse_tick();
-    if (tick == r.last_tick.load(std::memory_order_relaxed)) return;
+    if (tick == r.last_tick.load(std::memory_order_relaxed)) return false;
     r.last_tick.store(tick, std::memory_order_relaxed);
   }
   const unsigned long long loads = load_count();
-  if (loads == r.seen_loads.load(std::memory_order_relaxed)) return;
+  if (loads == r.seen_loads.load(std::memory_order_relaxed)) return false;
   // One looker at a time, and nobody waits for it: a reader that finds a look in progress goes on
   // with the list published (a framework being found now is seen on a later call).
-  if (r.looking.exchange(true, std::memory_order_acquire)) return;
-  struct end_of_look {
-    registry& r;
-    ~end_of_look() { r.looking.store(false, std::memory_order_release); }
-  } const ending{r};
-  // The counter and the last object together: a load after this is seen by either.
-  const loader_state loader = read_loader();
-  // The frameworks are looked up with no lock of ours held: dlopen(RTLD_NOLOAD) and dlsym take the
-  // loader's lock, and a library's static initializer, run under that lock, may ask for the
-  // current stream (and so for our lock) while we wait for it.
-  struct found_provider {
-    streamlike_current_stream_provider table{};
-    direct_get direct{};
-  };
-  found_provider torch;
-  found_provider tvm_ffi;
-  const bool torch_new = !r.torch_found && providers::find_torch(torch.table, torch.direct);
-  const bool tvm_ffi_new = !r.tvm_ffi_found && providers::find_tvm_ffi(tvm_ffi.table, tvm_ffi.direct);
-  r.torch_found = r.torch_found || torch_new;
-  r.tvm_ffi_found = r.tvm_ffi_found || tvm_ffi_new;
+  if (r.looking.exchange(true, std::memory_order_acquire)) return false;
+  look.emplace(r); // ends the look (the flag) when dropped
   try {
-    const std::lock_guard<std::mutex> lock(r.write); // held only to publish: no loader call inside
-    std::vector<provider> entries = copy_of(r);
-    bool added = false;
-    const auto add = [&](bool is_new, const found_provider& f) {
-      if (!is_new) return;
-      const std::string name = f.table.name;
-      // A provider registered under the same name by hand (e.g. a test's) keeps its place.
-      if (std::any_of(entries.begin(), entries.end(), [&](const provider& p) { return p.name == name; })) return;
-      entries.push_back(provider{f.table, name, f.direct});
-      added = true;
+    // The counter and the last object together: a load after this is seen by either.
+    const loader_state loader = read_loader();
+    look->loader_adds_ = loader.adds;
+    look->loader_last_ = loader.last;
+    look->loader_last_name_ = loader.last_name;
+    // The frameworks are looked up with no lock of ours held: dlopen(RTLD_NOLOAD) and dlsym take the
+    // loader's lock, and a library's static initializer, run under that lock, may ask for the
+    // current stream (and so for our lock) while we wait for it.
+    const auto find = [&](bool (*in_loader)(streamlike_current_stream_provider&, direct_get&), bool& found,
+                          bool& found_now) {
+      provider p{};
+      if (found || !in_loader(p.table, p.direct)) return;
+      p.name = p.table.name;
+      look->found.push_back(std::move(p));
+      found = found_now = true;
     };
-    add(torch_new, torch);
-    add(tvm_ffi_new, tvm_ffi);
-    const bool complete = r.torch_found && r.tvm_ffi_found;
-    if (complete) r.all_found.store(true, std::memory_order_relaxed);
-    // A complete list is published even when nothing was added (a framework found under a name
-    // registered by hand), so that readers stop looking.
-    if (added || complete) publish(r, std::move(entries));
-    r.seen_loads.store(loader.adds, std::memory_order_relaxed);
-    watch_loader(loader);
+    find(&providers::find_torch, r.torch_found, look->torch_new_);
+    find(&providers::find_tvm_ffi, r.tvm_ffi_found, look->tvm_ffi_new_);
+    look->complete = r.torch_found && r.tvm_ffi_found;
   } catch (...) {
-    // Out of memory: the frameworks found are published on a later look.
-    if (torch_new) r.torch_found = false;
-    if (tvm_ffi_new) r.tvm_ffi_found = false;
+    look.reset();
+    return false; // out of memory: the next look tries again
   }
+  return true;
 }
 
 } // namespace streamlike::detail::current

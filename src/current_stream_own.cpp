@@ -64,9 +64,7 @@ void* own_more_get(std::size_t device) noexcept {
 }
 
 streamlike_current_stream_provider own_provider() noexcept {
-  streamlike_current_stream_provider own{};
-  own.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-  own.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+  streamlike_current_stream_provider own = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
   own.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE;
   own.name = own_name;
   own.get = &own_get;

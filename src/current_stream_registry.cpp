@@ -12,9 +12,11 @@
 #include <streamlike/error.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -74,9 +76,7 @@ const provider_list* initial_list(registry& r) {
   if (const provider_list* list = r.list.load(std::memory_order_acquire)) return list;
   std::vector<provider> entries;
   if (to != nullptr) {
-    streamlike_current_stream_provider table{};
-    table.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-    table.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+    streamlike_current_stream_provider table = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
     table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE;
     table.get = &forwarded_get;
     table.context = const_cast<streamlike_current_stream_registry*>(to);
@@ -102,13 +102,36 @@ const provider_list* initial_list(registry& r) {
     }
   }
   if (!r.all_found.load(std::memory_order_relaxed)) {
-    look_for_frameworks(r, throttled);
+    look_and_publish(r, throttled);
     list = r.list.load(std::memory_order_acquire);
   }
   return *list;
 }
 
 } // namespace
+
+void look_and_publish(registry& r, bool throttled) noexcept {
+  std::optional<framework_look> look;
+  if (!look_for_frameworks(r, throttled, look)) return;
+  try {
+    const std::lock_guard<std::mutex> lock(r.write); // held only to publish: no loader call inside
+    std::vector<provider> entries = copy_of(r);
+    bool added = false;
+    for (provider& p : look->found) {
+      // A provider registered under the same name by hand (e.g. a test's) keeps its place.
+      if (std::any_of(entries.begin(), entries.end(), [&](const provider& e) { return e.name == p.name; })) continue;
+      entries.push_back(std::move(p));
+      added = true;
+    }
+    if (look->complete) r.all_found.store(true, std::memory_order_relaxed);
+    // A complete list is published even when nothing was added (a framework found under a name
+    // registered by hand), so that readers stop looking.
+    if (added || look->complete) publish(r, std::move(entries));
+  } catch (...) {
+    return; // out of memory: the look forgets what it found, and a later look publishes it
+  }
+  look->published();
+}
 
 const provider_list& providers(bool throttled) noexcept {
   // The published list as current_stream() reads it (src/current_stream.cpp), else a look.
@@ -141,54 +164,83 @@ std::vector<current_stream_provider_info> current_stream_providers() {
 
 namespace {
 
-void check_provider(const streamlike_current_stream_provider& provider) {
+/// The size of the fields of provider version 1.0: every field this streamlike reads.
+constexpr std::size_t minor0_size =
+    offsetof(streamlike_current_stream_provider, leave) + sizeof(streamlike_current_stream_provider::leave);
+static_assert(minor0_size == sizeof(streamlike_current_stream_provider), "minor 0 is the table this streamlike knows");
+
+/// Why `provider` cannot be registered (written to `refusal`), or true where it can: the versions
+/// and the size first, before any other field is read.
+bool check_provider(const streamlike_current_stream_provider& provider, std::string& refusal) {
   // Any minor of the major this streamlike reads: every field it reads is in minor 0, and a later
   // minor only appends (the copy the registry keeps is of the fields it knows).
   constexpr std::uint32_t known = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
+  const std::string where = "streamlike::register_current_stream_provider: ";
   if (provider.major_version == 0) {
-    throw std::invalid_argument("streamlike::register_current_stream_provider: provider major version 0 is no "
-                                "version (an unfilled table?); expected " +
-                                std::to_string(known) + " (STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION)");
+    refusal = where + "provider major version 0 is no version (an unfilled table?); expected " + std::to_string(known) +
+              " (STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION)";
+  } else if (provider.major_version != known) {
+    refusal = where + "unknown provider major version " + std::to_string(provider.major_version) +
+              "; this streamlike reads major version " + std::to_string(known) + " (any minor)";
+  } else if (provider.struct_size < minor0_size) {
+    // Copied by the fields this streamlike knows (all of minor 0), so a shorter table is refused
+    // before any field after the size is read.
+    refusal = where + "the provider table's struct_size is " + std::to_string(provider.struct_size) +
+              " bytes, shorter than the " + std::to_string(minor0_size) + " bytes of version " + std::to_string(known) +
+              ".0 (its minor_version is " + std::to_string(provider.minor_version) +
+              "); expected sizeof(streamlike_current_stream_provider): fill the table with "
+              "STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT";
+  } else if (provider.name == nullptr || provider.name[0] == '\0') {
+    refusal = where + "the provider has no name";
+  } else if ((provider.enter == nullptr) != (provider.leave == nullptr)) {
+    refusal = where + "the provider '" + provider.name + "' has only one of enter and leave (give both or neither)";
+  } else if (provider.get == nullptr) {
+    refusal = where + "the provider '" + provider.name + "' has no get function (set may be null, get may not)";
+  } else {
+    return true;
   }
-  if (provider.major_version != known) {
-    throw std::invalid_argument("streamlike::register_current_stream_provider: unknown provider major version " +
-                                std::to_string(provider.major_version) + "; this streamlike reads major version " +
-                                std::to_string(known) + " (any minor)");
-  }
-  if (provider.name == nullptr || provider.name[0] == '\0')
-    throw std::invalid_argument("streamlike::register_current_stream_provider: the provider has no name");
-  if ((provider.enter == nullptr) != (provider.leave == nullptr)) {
-    throw std::invalid_argument(std::string("streamlike::register_current_stream_provider: the provider '") +
-                                provider.name + "' has only one of enter and leave (give both or neither)");
-  }
-  if (provider.get == nullptr) {
-    throw std::invalid_argument(std::string("streamlike::register_current_stream_provider: the provider '") +
-                                provider.name + "' has no get function (set may be null, get may not)");
-  }
+  return false;
 }
 
 } // namespace
 
-void register_current_stream_provider(const streamlike_current_stream_provider& provider) {
-  check_provider(provider);
-  if (const streamlike_current_stream_registry* to = current::forwarded()) {
-    current::registry_message message;
+namespace detail::current {
+
+registration register_provider(const streamlike_current_stream_provider& provider, std::string& refusal) {
+  if (!check_provider(provider, refusal)) return registration::bad_provider;
+  if (const streamlike_current_stream_registry* to = forwarded()) {
+    registry_message message;
     const int status = to->register_provider(&provider, message.text, sizeof message.text);
-    if (status != STREAMLIKE_CURRENT_STREAM_OK)
-      current::throw_forwarded(status, "register_current_stream_provider", message);
-    return;
+    switch (status) {
+      case STREAMLIKE_CURRENT_STREAM_OK: return registration::registered;
+      case STREAMLIKE_CURRENT_STREAM_NAME_TAKEN: refusal = message.text; return registration::name_taken;
+      case STREAMLIKE_CURRENT_STREAM_REGISTRY_INVALID_ARGUMENT:
+        refusal = message.text;
+        return registration::bad_provider;
+      default: throw_forwarded(status, "register_current_stream_provider", message);
+    }
   }
-  current::registry& r = current::the_registry();
-  (void)current::providers(); // the first list exists
+  registry& r = the_registry();
+  (void)providers(); // the first list exists
   const std::lock_guard<std::mutex> lock(r.write);
-  std::vector<current::provider> entries = current::copy_of(r);
+  std::vector<current::provider> entries = copy_of(r);
   const std::string name = provider.name;
   if (std::any_of(entries.begin(), entries.end(), [&](const current::provider& p) { return p.name == name; })) {
-    throw std::invalid_argument("streamlike::register_current_stream_provider: a provider named '" + name +
-                                "' is already registered (unregister it first)");
+    refusal = "streamlike::register_current_stream_provider: a provider named '" + name +
+              "' is already registered (unregister it first)";
+    return registration::name_taken;
   }
   entries.push_back(current::provider{provider, name, {}});
-  current::publish(r, std::move(entries));
+  publish(r, std::move(entries));
+  return registration::registered;
+}
+
+} // namespace detail::current
+
+void register_current_stream_provider(const streamlike_current_stream_provider& provider) {
+  std::string refusal;
+  if (current::register_provider(provider, refusal) != current::registration::registered)
+    throw std::invalid_argument(refusal);
 }
 
 bool unregister_current_stream_provider(std::string_view name) {

@@ -101,14 +101,24 @@ void publish(registry& r, std::vector<provider> entries);
 /// The entries of the list published now (none before the first).
 [[nodiscard]] std::vector<provider> copy_of(const registry& r);
 
-/// Looks for built-in frameworks loaded since the last look and publishes those found
-/// (src/current_stream_discovery.cpp). Throttled: at most once per tick of the coarse clock.
-void look_for_frameworks(registry& r, bool throttled) noexcept;
+/// Looks for built-in frameworks loaded since the last look (src/current_stream_discovery.cpp) and
+/// publishes those found. Throttled: at most once per tick of the coarse clock.
+void look_and_publish(registry& r, bool throttled) noexcept;
 
 /// The current list, after looking for built-in frameworks loaded since the last look. Throttled
 /// (current_stream(), the check): at most one look per tick of the coarse clock, so a framework
 /// loaded a few milliseconds ago may not be seen yet; scopes and listings always look.
 [[nodiscard]] const provider_list& providers(bool throttled = false) noexcept;
+
+/// What registering a provider table came to.
+enum class registration { registered, bad_provider, name_taken };
+
+/// Registers a copy of `provider` in the process's registry (forwarded where another copy's
+/// serves), or says why not in `refusal` (what was wrong, what is expected): the one
+/// implementation behind register_current_stream_provider, the C entry and the registry's table,
+/// each of which reports the status its own way. Throws only what the registry's failure throws
+/// (out of memory, another copy's registry failing).
+[[nodiscard]] registration register_provider(const streamlike_current_stream_provider& provider, std::string& refusal);
 
 /// current_stream()'s answer and the provider that gave it (nullptr: none answered).
 struct answer {

@@ -19,6 +19,7 @@
 #include <streamlike/stream_view.hpp>
 
 #include "current_stream_registry.hpp"
+#include "current_stream_scope.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -36,6 +37,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace streamlike::detail::current {
 
@@ -101,8 +103,11 @@ int table_enter(int32_t device, void* stream, void** token, char* message, std::
 
 int table_leave(void* token) {
   if (token == nullptr) return STREAMLIKE_CURRENT_STREAM_REGISTRY_FAILED;
+  scope_ended_elsewhere = false;
   delete static_cast<scoped_current_stream*>(token); // never throws
-  return STREAMLIKE_CURRENT_STREAM_OK;
+  // Begun on another thread: left open there (src/scoped_current_stream.cpp).
+  return std::exchange(scope_ended_elsewhere, false) ? STREAMLIKE_CURRENT_STREAM_REGISTRY_FAILED
+                                                     : STREAMLIKE_CURRENT_STREAM_OK;
 }
 
 int table_register(const streamlike_current_stream_provider* provider, char* message, std::size_t size) {
@@ -111,8 +116,16 @@ int table_register(const streamlike_current_stream_provider* provider, char* mes
     return STREAMLIKE_CURRENT_STREAM_REGISTRY_INVALID_ARGUMENT;
   }
   try {
-    register_current_stream_provider(*provider);
-    return STREAMLIKE_CURRENT_STREAM_OK;
+    std::string refusal;
+    switch (register_provider(*provider, refusal)) {
+      case registration::registered: return STREAMLIKE_CURRENT_STREAM_OK;
+      case registration::name_taken:
+        write_message(message, size, refusal.c_str());
+        return STREAMLIKE_CURRENT_STREAM_NAME_TAKEN;
+      case registration::bad_provider: break;
+    }
+    write_message(message, size, refusal.c_str());
+    return STREAMLIKE_CURRENT_STREAM_REGISTRY_INVALID_ARGUMENT;
   } catch (...) {
     return status_of_current_exception(message, size);
   }

@@ -118,9 +118,7 @@ bool find_torch(streamlike_current_stream_provider& out, current::direct_get& di
     torch_found.set = function_in<torch_set_fn>(lib, "aoti_torch_set_current_cuda_stream");
   torch_found.create_guard = function_in<torch_guard_create_fn>(lib, "aoti_torch_create_cuda_stream_guard");
   torch_found.delete_guard = function_in<torch_guard_delete_fn>(lib, "aoti_torch_delete_cuda_stream_guard");
-  out = streamlike_current_stream_provider{};
-  out.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-  out.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+  out = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
   out.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_TORCH;
   out.name = "torch";
   out.context = &torch_found;

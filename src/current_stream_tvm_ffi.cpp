@@ -58,9 +58,7 @@ bool find_tvm_ffi(streamlike_current_stream_provider& out, current::direct_get& 
   tvm_found.get = function_in<tvm_get_fn>(lib, "TVMFFIEnvGetStream");
   tvm_found.set = function_in<tvm_set_fn>(lib, "TVMFFIEnvSetStream");
   if (tvm_found.get == nullptr) return false;
-  out = streamlike_current_stream_provider{};
-  out.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-  out.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+  out = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
   out.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_TVM_FFI;
   out.name = "tvm-ffi";
   out.context = &tvm_found;

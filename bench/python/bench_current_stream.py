@@ -9,12 +9,18 @@ Targets (medians, ns per call):
   the same                                  >= 20x faster than torch.cuda.current_stream().cuda_stream
                                             from Python
   streamlike.current_stream()               >= 10x faster than torch.cuda.current_stream()
-  with streamlike.use(s): pass              <= 2000 ns with three providers (streamlike's own,
+  with streamlike.use(s): pass              <= 1500 ns with three providers (streamlike's own,
                                             torch and tvm-ffi; tvm-ffi must import)
   the same / with torch.cuda.stream(s): pass
                                             <= 1.0: making a stream current in every framework
                                             costs no more than torch's own block (timed beside
                                             it, with its own control row)
+  per mix of providers, each in a process of its own (--mix, below): none (torch imported for
+  the baseline, its provider unregistered), torch, cupy, tvm-ffi, all (torch, CuPy and tvm-ffi)
+    with streamlike.use(v): pass            <= 1500 ns (v: a StreamView of a torch stream s)
+    the same / with torch.cuda.stream(s): pass   < 1.0: faster than torch's own block
+    and in the mix all, with streamlike.use(s): pass (s itself: torch's object made current too)
+                                            <= 1500 ns and < 1.0 of torch's block
 Shown beside them, not judged: the C++ scoped_current_stream loop, the use block on a StreamView
 of the same stream (what a torch object adds: its __cuda_stream__ read, and torch's own object
 made current), and the use block once CuPy is imported (its provider runs Python code).
@@ -42,9 +48,19 @@ import timeit
 CPP_MAX_NS = 100.0
 CPP_MIN_SPEEDUP = 20.0
 PY_MIN_SPEEDUP = 10.0
-USE_MAX_NS = 2000.0
+USE_MAX_NS = 1500.0
 USE_VS_TORCH_MAX = 1.0
 CONTROL_TOLERANCE = 0.10
+
+
+# The providers each mix leaves registered (besides streamlike's own), and the frameworks it imports.
+MIXES = {
+    "none": set(),
+    "torch": {"torch"},
+    "cupy": {"cupy"},
+    "tvm-ffi": {"tvm-ffi"},
+    "all": {"torch", "cupy", "tvm-ffi"},
+}
 
 
 def parse_args():
@@ -54,7 +70,95 @@ def parse_args():
     p.add_argument("--repeat", type=int, default=11, help="timing runs; the median is reported")
     p.add_argument("--json", help="also write the results here")
     p.add_argument("--check", action="store_true", help="exit 1 if a target is missed, 3 if one is inconclusive")
+    p.add_argument("--mix", choices=sorted(MIXES), help="(a child) time use() with only these providers; print JSON")
     return p.parse_args()
+
+
+def unregister(streamlike, name):
+    """Removes a provider through the package's C table (streamlike/c/current_stream_provider.h)."""
+    import ctypes
+
+    class Api(ctypes.Structure):
+        _fields_ = [
+            ("major_version", ctypes.c_uint32),
+            ("minor_version", ctypes.c_uint32),
+            ("get", ctypes.c_void_p),
+            ("set", ctypes.c_void_p),
+            ("restore", ctypes.c_void_p),
+            ("register_provider", ctypes.c_void_p),
+            ("unregister_provider", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)),
+        ]
+
+    pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    pointer.restype = ctypes.c_void_p
+    pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    capsule = streamlike._streamlike._current_stream_api
+    api = Api.from_address(pointer(capsule, b"streamlike._streamlike._current_stream_api"))
+    return api.unregister_provider(name.encode()) == 0
+
+
+def mix_child(args):
+    """One mix, in this process: {"providers", "rows"} as JSON on stdout, or a reason and 77."""
+    import torch
+
+    wanted = MIXES[args.mix]
+    try:
+        if "cupy" in wanted:
+            import cupy  # noqa: F401
+        if "tvm-ffi" in wanted:
+            import tvm_ffi  # noqa: F401
+    except ImportError as e:
+        print(json.dumps({"missing": f"mix {args.mix}: {e}"}))
+        return 77
+    import streamlike
+
+    streamlike.current_stream_providers()  # finds torch and tvm-ffi, registers CuPy's
+    if "torch" not in wanted:
+        unregister(streamlike, "torch")  # imported for the baseline only
+    providers = streamlike.current_stream_providers()
+    if set(providers) - {"streamlike"} != wanted:
+        print(json.dumps({"missing": f"mix {args.mix}: the providers are {providers}"}))
+        return 77
+    s = torch.cuda.Stream()
+    env = {"torch": torch, "sl": streamlike, "s": s, "v": streamlike.StreamView(s)}
+    stmts = {
+        "use(v)": "with sl.use(v): pass",
+        "torch block": "with torch.cuda.stream(s): pass",
+        "torch block again": "with torch.cuda.stream(s): pass",
+    }
+    if args.mix == "all":
+        stmts["use(s)"] = "with sl.use(s): pass"
+    rows = interleaved(stmts, env, args.number, args.repeat)
+    print(json.dumps({"providers": providers, "rows": rows}))
+    return 0
+
+
+def run_mixes(args):
+    """{mix: the child's JSON}, each mix timed in a process of its own."""
+    import subprocess
+
+    out = {}
+    for mix in MIXES:
+        done = subprocess.run(
+            [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--mix",
+                mix,
+                "--number",
+                str(args.number // 10),
+                "--repeat",
+                str(args.repeat),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        try:
+            out[mix] = json.loads(done.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            out[mix] = {"missing": f"mix {mix}: exit {done.returncode}: {done.stderr.strip()[-500:]}"}
+    return out
 
 
 def interleaved(stmts, env, number, repeat):
@@ -80,6 +184,8 @@ def cpp_median(f, repeat):
 
 def main():
     args = parse_args()
+    if args.mix:
+        return mix_child(args)
     missing = []
     try:
         import torch
@@ -203,6 +309,25 @@ def main():
     )
     if abs(block_control - 1) > CONTROL_TOLERANCE and verdicts[verdict_before]["verdict"] == "MISSED":
         verdicts[verdict_before]["verdict"] = "INCONCLUSIVE"  # its own baseline moved by more than the tolerance
+    mixes = run_mixes(args)
+    for mix, result in mixes.items():
+        if "missing" in result:
+            missing.append(result["missing"])
+            continue
+        r = result["rows"]
+        mix_noisy = abs(r["torch block again"] / r["torch block"] - 1) > CONTROL_TOLERANCE
+        for row in ("use(v)", "use(s)"):
+            if row not in r:
+                continue
+            what = f"mix {mix} ({', '.join(result['providers'])}): {row}"
+            rows[f"{what} enter + leave"] = r[row]
+            rows[f"mix {mix}: with torch.cuda.stream(s): pass"] = r["torch block"]
+            judge(f"{what} ns", r[row], f"<= {USE_MAX_NS:g}", r[row] <= USE_MAX_NS, True)
+            ratio = r[row] / r["torch block"]
+            before = len(verdicts)
+            judge(f"{what} / with torch.cuda.stream(s)", ratio, "< 1", ratio < 1.0, True)
+            if mix_noisy and verdicts[before]["verdict"] == "MISSED":
+                verdicts[before]["verdict"] = "INCONCLUSIVE"
     print(
         f"  control: torch.cuda.current_stream() again / first = {control:.3f} (|control - 1| <= {CONTROL_TOLERANCE})"
     )

@@ -252,16 +252,20 @@ torch_library=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname
 [ -n "$torch_library" ] && [ -f "$torch_library" ] && torch_args+=("--program-arg=--torch-library=$torch_library")
 torch_direct='torch_only/aoti_torch_get_current_cuda_stream\1'
 # Each judged process runs only the rows it judges; the scope's breakdown runs in one of its own.
+# The copy/ rows: current_stream() of a second copy (an extension module's), which forwards to the
+# registry the program's copy published, against the same baselines.
 run_program_as current_stream_torch_only current_stream 0 "${torch_args[@]}" \
-  --filter '^torch_only/(current_stream\(0\)|aoti)' \
+  --filter '^torch_only/(current_stream\(0\)|copy/current_stream\(0\)|aoti)' \
   --compare 'torch_only/current_stream\(0\)(/inside|/outside)' "$torch_direct" '<=' 1.3 \
+  --compare 'torch_only/copy/current_stream\(0\)(/inside|/outside)' "$torch_direct" '<=' 1.3 \
   --control 'torch_only/aoti_torch_get_current_cuda_stream_again(/inside|/outside)' "$torch_direct" 0.1
 shown_only=1 run_program_as current_stream_scope current_stream 0 "${torch_args[@]}" \
   --filter '^(torch_only/(scoped|torch_stream_guard)|diag/stream_view)' \
   --info 'torch_only/scoped_current_stream.*' 'torch_only/torch_stream_guard'
 run_program_as current_stream_no_framework current_stream 0 --program-arg=--frameworks=none \
-  --filter '^none/(current_stream|cuCtx)' \
+  --filter '^none/(current_stream|copy/current_stream|cuCtx)' \
   --compare 'none/current_stream\(\)' 'none/cuCtxGetDevice' '<=' 1.5 \
+  --compare 'none/copy/current_stream\(\)' 'none/cuCtxGetDevice' '<=' 1.5 \
   --control 'none/cuCtxGetDevice_again' 'none/cuCtxGetDevice' 0.1 \
   --info 'none/current_stream\(\)/in_scope' 'none/cuCtxGetDevice'
 

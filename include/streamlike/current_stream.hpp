@@ -72,6 +72,11 @@ inline constexpr int current_device = -1;
 /// the stream, the providers already set are restored and streamlike::error names the provider.
 /// A provider that cannot set it on this thread now (STREAMLIKE_CURRENT_STREAM_UNAVAILABLE, e.g.
 /// CuPy's without the Python GIL) is skipped.
+///
+/// A scope belongs to the thread that made it. One destroyed on another thread (a heap-allocated
+/// scope handed over) is not restored there and not freed: it stays open on the thread that made
+/// it, its stream current there, and a message on stderr says to end a scope on the thread that
+/// began it.
 class STREAMLIKE_API scoped_current_stream {
 public:
   /// Makes `stream` (any stream_like object; an owner as an lvalue, which must outlive the scope)

@@ -37,6 +37,7 @@ from ._use import (
     current_stream_check_enabled,
     current_stream_conflicts,
     current_stream_providers,
+    register_dlpack_exchange_provider,
     set_current_stream_check,
     use,
 )
@@ -84,6 +85,7 @@ __all__ = [
     "from_dlpack_stream",
     "get_include",
     "partition_of",
+    "register_dlpack_exchange_provider",
     "retain_until_done",
     "set_current_stream_check",
     "use",

@@ -21,6 +21,9 @@ from ._use import (
     current_stream_providers as current_stream_providers,
 )
 from ._use import (
+    register_dlpack_exchange_provider as register_dlpack_exchange_provider,
+)
+from ._use import (
     set_current_stream_check as set_current_stream_check,
 )
 from ._use import (
@@ -52,6 +55,7 @@ __all__ = [
     "from_dlpack_stream",
     "get_include",
     "partition_of",
+    "register_dlpack_exchange_provider",
     "retain_until_done",
     "set_current_stream_check",
     "use",

@@ -1,9 +1,9 @@
 """The current stream across frameworks, in Python (docs/current-stream.md).
 
-current_stream(), use, current_stream_providers, current_stream_conflicts and the check's switch
-come from the extension module; this file adds CURRENT, the sentinel a stream argument of a function
-bound with streamlike's casters (streamlike::python::stream_or_current) takes to mean "the caller's
-current stream", as None does.
+current_stream(), use, current_stream_providers, current_stream_conflicts, the check's switch and
+register_dlpack_exchange_provider come from the extension module; this file adds CURRENT, the
+sentinel a stream argument of a function bound with streamlike's casters
+(streamlike::python::stream_or_current) takes to mean "the caller's current stream", as None does.
 """
 
 from ._cupy_watch import watch as _watch_for_cupy
@@ -12,6 +12,7 @@ from ._streamlike import (
     current_stream_check_enabled,
     current_stream_conflicts,
     current_stream_providers,
+    register_dlpack_exchange_provider,
     set_current_stream_check,
     use,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "current_stream_check_enabled",
     "current_stream_conflicts",
     "current_stream_providers",
+    "register_dlpack_exchange_provider",
     "set_current_stream_check",
     "use",
 ]

@@ -9,7 +9,10 @@
 //   capture.cpp   capture, Graph, GraphExec, CaptureInfo
 //   partition.cpp Partition, PartitionInfo, partition_of (and StreamView.partition's answer)
 //   functions.cpp wait, wait_external, from_address, from_dlpack_stream, from_cai_stream, retain_until_done, ...
-//   current_stream.cpp  current_stream, use, the providers (CuPy's), conflicts, the check's switch
+//   current_stream.cpp  current_stream, the providers, conflicts, the check's switch
+//   use.cpp       use                   cupy_provider.cpp  CuPy's current-stream provider
+//   torch_stream.cpp  torch's stream object made current by use
+//   dlpack_exchange_provider.cpp  a provider over DLPack's C exchange API
 //   stream_common.cpp  what StreamView and Stream share (reading, facts, operations, repr)
 #ifndef STREAMLIKE_PACKAGE_PACKAGE_HPP
 #define STREAMLIKE_PACKAGE_PACKAGE_HPP
@@ -241,8 +244,19 @@ extern PyGetSetDef common_getset[];
 /// the current stream, the capture checks of sync, is_done and elapsed_ms included: CuPy's capture
 /// (`with s: s.begin_capture()`) is seen only through CuPy's current stream. Registration runs once
 /// per process; CuPy is resolved with no lock held (Python runs no lock a GIL holder may wait on)
-/// (current_stream.cpp). The package's import hook (_cupy_watch.py) calls it once `cupy` is imported.
+/// (cupy_provider.cpp). The package's import hook (_cupy_watch.py) calls it once `cupy` is imported.
 void register_cupy_if_loaded() noexcept;
+
+/// Registers a current-stream provider over torch.Tensor's DLPack C exchange API once `torch` is
+/// imported, where no dedicated torch provider is registered (a torch whose libtorch_cuda lacks the
+/// C shim); decided once (dlpack_exchange_provider.cpp). Called where register_cupy_if_loaded is by
+/// current_stream, use, the providers and the conflicts.
+void register_dlpack_torch_if_needed() noexcept;
+
+/// For a torch.cuda.Stream `stream` (where torch is imported: never imports it), makes torch's very
+/// object current with torch's own setter, after a scope made its handle current; best effort
+/// (torch_stream.cpp).
+void let_torch_see_its_object(PyObject* stream) noexcept;
 
 /// StreamView.partition and Stream.partition: a PartitionInfo for a stream of a green context, None
 /// for a plain one (partition.cpp).
@@ -259,7 +273,9 @@ void bind_pool(nb::module_& m);
 void bind_partition(nb::module_& m);
 void bind_capture(nb::module_& m);
 void bind_functions(nb::module_& m);
-void bind_current_stream(nb::module_& m);
+void bind_current_stream(nb::module_& m); // calls bind_use
+void bind_use(nb::module_& m);
+void bind_dlpack_exchange(nb::module_& m);
 
 } // namespace streamlike_package
 

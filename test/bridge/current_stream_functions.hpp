@@ -8,7 +8,7 @@
 #include <streamlike/current_stream_check.hpp>
 #include <streamlike/current_stream_providers.hpp>
 #include <streamlike/error.hpp>
-#include <streamlike/python/current_stream.hpp>
+#include <streamlike/python/stream_or_current.hpp>
 #include <streamlike/stream_view.hpp>
 
 #include <cuda_runtime_api.h>
@@ -75,7 +75,7 @@ inline int join_package_as(bool join, std::uintptr_t address, unsigned major, un
   if (api == nullptr) return -1;
   module_framework_stream = reinterpret_cast<void*>(address); // NOLINT(performance-no-int-to-ptr)
   if (!join) return api->unregister_provider("module-framework");
-  streamlike_current_stream_provider table{};
+  streamlike_current_stream_provider table = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
   table.major_version = major;
   table.minor_version = minor;
   table.priority = 150;

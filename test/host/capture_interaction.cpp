@@ -130,9 +130,7 @@ public:
         break;
       case who::framework_provider: {
         REQUIRE(cudaStreamBeginCapture(stream, static_cast<cudaStreamCaptureMode>(mode)) == cudaSuccess);
-        streamlike_current_stream_provider p{};
-        p.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-        p.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+        streamlike_current_stream_provider p = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
         p.name = "test framework";
         p.priority = 300;
         p.get = &provider_get;

@@ -96,9 +96,7 @@ thread_local int token_framework::leaves = 0;
 
 streamlike_current_stream_provider table(const char* name, int32_t priority, decltype(&fake_framework::get) get,
                                          decltype(&fake_framework::set) set) {
-  streamlike_current_stream_provider p{};
-  p.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-  p.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+  streamlike_current_stream_provider p = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
   p.priority = priority;
   p.name = name;
   p.get = get;
@@ -654,7 +652,7 @@ TEST_CASE("inside a scope, a read-only provider's stream from before the scope d
 
 TEST_CASE("the provider table is versioned and sized: version 0, a newer version and a short table are refused") {
   reset_fakes();
-  const auto refused = [](const streamlike_current_stream_provider& p, const char* says) {
+  const auto refused = [](const streamlike_current_stream_provider& p, const std::string& says) {
     const auto e = host_test::thrown<std::invalid_argument>([&] { streamlike::register_current_stream_provider(p); });
     REQUIRE(e.has_value());
     CHECK_MESSAGE(host_test::contains(e->what(), says), e->what());
@@ -667,13 +665,43 @@ TEST_CASE("the provider table is versioned and sized: version 0, a newer version
   auto newer = p;
   newer.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION + 1;
   refused(newer, "reads major version 1 (any minor)");
+  auto shorter = p; // a registrant that knows fewer fields than its minor has
+  shorter.struct_size = offsetof(streamlike_current_stream_provider, leave);
+  refused(shorter, "struct_size is " + std::to_string(shorter.struct_size) + " bytes, shorter than the " +
+                       std::to_string(sizeof(streamlike_current_stream_provider)) + " bytes of version 1.0");
+  auto unsized = p;
+  unsized.struct_size = 0;
+  refused(unsized, "fill the table with STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT");
+  // Only the versions and the size exist: nothing past them is read (AddressSanitizer would say so).
+  const auto words = std::make_unique<std::uint32_t[]>(3);
+  words[0] = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
+  words[1] = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+  words[2] = 3 * sizeof(std::uint32_t);
+  CHECK(streamlike_current_stream_register(reinterpret_cast<const streamlike_current_stream_provider*>(words.get())) ==
+        STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER);
   CHECK(provider_names() == std::vector<std::string>{"streamlike"});
-  auto newer_minor = p; // a later minor only appends: this streamlike reads the fields it knows
-  newer_minor.name = "newer-minor";
-  newer_minor.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION + 1;
-  const registered accepted_newer{newer_minor};
+  struct longer_table { // a later minor appends: this streamlike reads the fields it knows
+    streamlike_current_stream_provider known;
+    void* appended;
+  };
+  longer_table newer_minor{p, &newer_minor};
+  newer_minor.known.name = "newer-minor";
+  newer_minor.known.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION + 1;
+  newer_minor.known.struct_size = sizeof(longer_table);
+  const registered accepted_newer{newer_minor.known};
   const registered accepted{p}; // this major and minor
   CHECK(provider_names() == std::vector<std::string>{"newer-minor", "versioned", "streamlike"});
+}
+
+TEST_CASE("STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT fills the versions and the size, and nothing else") {
+  const streamlike_current_stream_provider p = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
+  CHECK(p.major_version == STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION);
+  CHECK(p.minor_version == STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION);
+  CHECK(p.struct_size == sizeof(streamlike_current_stream_provider));
+  CHECK(p.priority == 0);
+  CHECK(p.name == nullptr);
+  CHECK(p.context == nullptr);
+  CHECK((p.get == nullptr && p.set == nullptr && p.enter == nullptr && p.leave == nullptr));
 }
 
 TEST_CASE("the C entry point reads the current stream as current_stream() does, and fails by its code") {
@@ -715,6 +743,18 @@ TEST_CASE("the C table sets, reads and restores, and registers and unregisters, 
   REQUIRE(api->set(-1, s2.get(), &nested) == STREAMLIKE_CURRENT_STREAM_OK); // -1: the stream's own device
   CHECK(streamlike::current_stream(device) == s2);
   CHECK(api->restore(nested) == STREAMLIKE_CURRENT_STREAM_OK);
+  void* on_device_1 = nullptr; // -1 for a stream of a device that is not current: the stream's device
+  const stream_view of_1 = host_test::fake_cuda_stream(1);
+  REQUIRE(api->set(-1, of_1.get(), &on_device_1) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(streamlike::current_stream(1) == of_1);
+  CHECK(fake_framework::current[1] == of_1.get());
+  CHECK(streamlike::current_stream(device) == s1); // device 0, current, keeps the outer set
+  CHECK(api->restore(on_device_1) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(fake_framework::current[1] == nullptr);
+  void* c_on_device_1 = nullptr; // and the C function the table names
+  REQUIRE(streamlike_current_stream_set(-1, of_1.get(), &c_on_device_1) == STREAMLIKE_CURRENT_STREAM_OK);
+  CHECK(streamlike::current_stream(1) == of_1);
+  CHECK(streamlike_current_stream_restore(c_on_device_1) == STREAMLIKE_CURRENT_STREAM_OK);
   CHECK(api->restore(token) == STREAMLIKE_CURRENT_STREAM_OK);
   CHECK(fake_framework::current[device] == s3.get());
   void* refused = nullptr;

@@ -149,9 +149,7 @@ struct framework {
     return STREAMLIKE_CURRENT_STREAM_OK;
   }
   static streamlike_current_stream_provider table(const char* name) {
-    streamlike_current_stream_provider p{};
-    p.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-    p.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+    streamlike_current_stream_provider p = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
     p.priority = 150;
     p.name = name;
     p.get = &get;

@@ -254,3 +254,66 @@ def test_the_python_switch_reports_at_a_modules_check_sites(sl, torch, current_m
     finally:
         sl.set_current_stream_check(False)
     assert "is not the current stream" in capfd.readouterr().err
+
+
+# Run in a process of its own: torch's dedicated provider (libtorch_cuda's C shim) is unregistered
+# there, so that only the provider over torch.Tensor's DLPack C exchange API can answer for torch.
+_DLPACK_ROUTE = r"""
+import ctypes
+import sys
+
+import torch
+import streamlike
+
+if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+    print(f"torch {torch.__version__} has no torch.Tensor.__dlpack_c_exchange_api__ (DLPack 1.3)")
+    sys.exit(77)
+assert "torch" in streamlike.current_stream_providers()  # found first, so never looked for again
+
+
+class Api(ctypes.Structure):  # streamlike_current_stream_api (streamlike/c/current_stream_provider.h)
+    _fields_ = [
+        ("major_version", ctypes.c_uint32),
+        ("minor_version", ctypes.c_uint32),
+        ("get", ctypes.c_void_p),
+        ("set", ctypes.c_void_p),
+        ("restore", ctypes.c_void_p),
+        ("register_provider", ctypes.c_void_p),
+        ("unregister_provider", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)),
+    ]
+
+
+pointer = ctypes.pythonapi.PyCapsule_GetPointer
+pointer.restype = ctypes.c_void_p
+pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+capsule = streamlike._streamlike._current_stream_api
+api = Api.from_address(pointer(capsule, b"streamlike._streamlike._current_stream_api"))
+assert api.unregister_provider(b"torch") == 0  # STREAMLIKE_CURRENT_STREAM_REGISTERED
+assert streamlike.register_dlpack_exchange_provider(torch.Tensor) == "dlpack:torch"
+names = streamlike.current_stream_providers()
+assert "torch" not in names and "dlpack:torch" in names, names
+
+s = torch.cuda.Stream()
+assert streamlike.current_stream().__cuda_stream__()[1] in (0, 1)  # torch's default stream
+with torch.cuda.stream(s):
+    assert streamlike.current_stream().__cuda_stream__()[1] == s.cuda_stream, "the DLPack route did not answer"
+    assert streamlike.current_stream(torch.cuda.current_device()).__cuda_stream__()[1] == s.cuda_stream
+x = streamlike.Stream.create()
+with streamlike.use(x):
+    assert streamlike.current_stream().handle == x.handle  # torch read-only here: the scope answers
+    with torch.cuda.stream(s):  # torch's own block inside the scope, seen through DLPack
+        assert streamlike.current_stream().__cuda_stream__()[1] == s.cuda_stream
+    assert streamlike.current_stream().handle == x.handle
+print("the DLPack exchange route answered torch's current stream")
+"""
+
+
+def test_torch_answers_through_its_dlpack_exchange_api_without_the_dedicated_provider(sl, torch, installed):
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (installed.site, os.environ.get("PYTHONPATH")) if p))
+    done = subprocess.run([sys.executable, "-c", _DLPACK_ROUTE], env=env, capture_output=True, text=True, timeout=300)
+    if done.returncode == 77:
+        pytest.skip(done.stdout.strip())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the DLPack exchange route answered" in done.stdout

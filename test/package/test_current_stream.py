@@ -22,7 +22,7 @@ class FakeStream:
 def sl(streamlike):
     if not hasattr(streamlike, "use"):
         pytest.fail(
-            "the package lacks streamlike.use: its current-stream functions are not built into _streamlike"
+            "the package lacks streamlike.use: python/streamlike/use.cpp is not built into _streamlike"
             " (add_current_stream(m)) or _use.py is not imported by __init__.py"
         )
     return streamlike

@@ -12,6 +12,7 @@
 #ifndef STREAMLIKE_C_CURRENT_STREAM_PROVIDER_H
 #define STREAMLIKE_C_CURRENT_STREAM_PROVIDER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -22,7 +23,10 @@ extern "C" {
  * struct streamlike exchanges follows (the owned stream's too: docs/owned-stream-abi.md, "Versioning"):
  * a major and a minor version first; a reader accepts its own major with any minor and refuses any
  * other major (0: an unfilled table); a minor only appends fields, which a reader of an older minor
- * never reads, and a reader of a newer minor reads only where the writer's minor has them. */
+ * never reads, and a reader of a newer minor reads only where the writer's minor has them. The
+ * table's size follows the versions (struct_size): a reader checks it before it reads any field,
+ * refuses a table shorter than the fields its minor has, and copies only the fields it knows.
+ * Fill a table with STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT (below), then set its fields. */
 #define STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION 1
 #define STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION 0
 
@@ -40,6 +44,9 @@ extern "C" {
 #define STREAMLIKE_CURRENT_STREAM_PRIORITY_TORCH 100
 #define STREAMLIKE_CURRENT_STREAM_PRIORITY_TVM_FFI 200
 #define STREAMLIKE_CURRENT_STREAM_PRIORITY_CUPY 300
+/* A framework asked through DLPack's C exchange API (its current_work_stream), read-only: after
+ * every dedicated provider. */
+#define STREAMLIKE_CURRENT_STREAM_PRIORITY_DLPACK 400
 /* streamlike's own thread-local: always asked last, so any framework's scope opened inside a
  * streamlike scope is seen. */
 #define STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE INT32_MAX
@@ -50,6 +57,7 @@ extern "C" {
 typedef struct streamlike_current_stream_provider {
   uint32_t major_version; /* STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION */
   uint32_t minor_version; /* STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION as the registrant compiled it */
+  uint32_t struct_size;   /* sizeof(streamlike_current_stream_provider) as the registrant compiled it */
   int32_t priority;       /* lower is asked first; equal priorities: the earlier registration first */
   /* Unique among registered providers, e.g. "torch"; copied at registration. */
   const char* name;
@@ -75,11 +83,21 @@ typedef struct streamlike_current_stream_provider {
   int (*leave)(void* context, int32_t device, void* token);
 } streamlike_current_stream_provider;
 
+/* The one way to begin a provider table: this streamlike's versions and size, every other field 0
+ * or NULL. `streamlike_current_stream_provider p = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;` then
+ * set priority, name, context, get and what else the provider has. */
+#define STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT                                                         \
+  {                                                                                                     \
+    STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION, STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION, \
+        (uint32_t)sizeof(streamlike_current_stream_provider), 0, NULL, NULL, NULL, NULL, NULL, NULL     \
+  }
+
 /* Results of register/unregister. */
 #define STREAMLIKE_CURRENT_STREAM_REGISTERED 0
 #define STREAMLIKE_CURRENT_STREAM_BAD_PROVIDER \
   1                                            /* NULL, no name, no get, a major version other
                                                     than STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION,
+                                                    a struct_size shorter than its minor's fields,
                                                     or only one of enter and leave */
 #define STREAMLIKE_CURRENT_STREAM_NAME_TAKEN 2 /* a provider of that name is registered */
 #define STREAMLIKE_CURRENT_STREAM_NOT_FOUND 3  /* unregister: no provider of that name */
@@ -105,7 +123,10 @@ int streamlike_current_stream_get(int32_t device, void** stream);
  * STREAMLIKE_CURRENT_STREAM_OK, or STREAMLIKE_CURRENT_STREAM_FAILED (token NULL, a device the
  * process does not have, a stream of another device, a provider failing: nothing stays set). */
 int streamlike_current_stream_set(int32_t device, void* stream, void** token);
-/* Puts back what the set that made `token` found; STREAMLIKE_CURRENT_STREAM_FAILED for NULL. */
+/* Puts back what the set that made `token` found. STREAMLIKE_CURRENT_STREAM_FAILED for NULL, and for
+ * a token set on another thread: nothing is put back here (this thread's streams are not that
+ * thread's), the scope stays open on the thread that set it and its memory is kept, and a message
+ * on stderr says so and that a token is to be restored on the thread that set it. */
 int streamlike_current_stream_restore(void* token);
 
 /* The functions above as one table, so that a framework reaches a copy of streamlike it does not

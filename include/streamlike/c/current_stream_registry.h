@@ -61,10 +61,12 @@ typedef struct streamlike_current_stream_registry {
   /* Opens a scoped_current_stream of `stream` on `device` (>= 0) on the calling thread: *token is
    * what leave takes, on the same thread, in reverse order of enters. OK, INVALID_ARGUMENT, FAILED. */
   int (*enter)(int32_t device, void* stream, void** token, char* message, size_t message_size);
-  /* Ends the scope `token` opened. OK; FAILED for NULL. */
+  /* Ends the scope `token` opened. OK; FAILED for NULL, and for a scope begun on another thread
+   * (left open there, never freed; said on stderr). */
   int (*leave)(void* token);
   /* Registers *provider (any version the publisher reads: it reads the provider's own size and
-   * version). OK, INVALID_ARGUMENT. */
+   * version). OK, STREAMLIKE_CURRENT_STREAM_NAME_TAKEN (a provider of that name is registered),
+   * INVALID_ARGUMENT (a bad table). */
   int (*register_provider)(const streamlike_current_stream_provider* provider, char* message, size_t message_size);
   /* Removes the provider named `name`: OK, STREAMLIKE_CURRENT_STREAM_NOT_FOUND, INVALID_ARGUMENT
    * (streamlike's own). */

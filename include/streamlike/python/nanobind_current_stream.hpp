@@ -1,11 +1,11 @@
 // streamlike/python/nanobind_current_stream.hpp: the nanobind caster of stream_or_current
-// (streamlike/python/current_stream.hpp): None or streamlike.CURRENT give the caller's current
+// (streamlike/python/stream_or_current.hpp): None or streamlike.CURRENT give the caller's current
 // stream, any stream object gives its stream. Bind the parameter with nb::arg("stream") = nb::none()
 // so that leaving it out means the current stream.
 #ifndef STREAMLIKE_PYTHON_NANOBIND_CURRENT_STREAM_HPP
 #define STREAMLIKE_PYTHON_NANOBIND_CURRENT_STREAM_HPP
 
-#include <streamlike/python/current_stream.hpp>
+#include <streamlike/python/stream_or_current.hpp>
 #include <streamlike/python/nanobind.hpp>
 
 NAMESPACE_BEGIN(NB_NAMESPACE)

@@ -1,4 +1,4 @@
-// streamlike/python/current_stream.hpp: a stream parameter that defaults to the caller's current
+// streamlike/python/stream_or_current.hpp: a stream parameter that defaults to the caller's current
 // stream (docs/current-stream.md, "Python").
 //
 //   #include <streamlike/python/nanobind_current_stream.hpp>   // or pybind11_current_stream.hpp
@@ -19,8 +19,8 @@
 // C++ calls to current_stream() see them too. An explicit stream is checked against the current one
 // when the check is on (streamlike/current_stream_check.hpp), the call site being the Python
 // caller's file and line.
-#ifndef STREAMLIKE_PYTHON_CURRENT_STREAM_HPP
-#define STREAMLIKE_PYTHON_CURRENT_STREAM_HPP
+#ifndef STREAMLIKE_PYTHON_STREAM_OR_CURRENT_HPP
+#define STREAMLIKE_PYTHON_STREAM_OR_CURRENT_HPP
 
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/current_stream.hpp>
@@ -80,9 +80,7 @@ inline bool link_package_current_stream() {
   const package_current_stream_api* api = detail::package_current_stream();
   if (api == nullptr) return false;
   if (detail::shares_registry(api)) return true; // one registry already: the package's answer is this copy's
-  streamlike_current_stream_provider table{};
-  table.major_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MAJOR_VERSION;
-  table.minor_version = STREAMLIKE_CURRENT_STREAM_PROVIDER_MINOR_VERSION;
+  streamlike_current_stream_provider table = STREAMLIKE_CURRENT_STREAM_PROVIDER_INIT;
   table.priority = STREAMLIKE_CURRENT_STREAM_PRIORITY_STREAMLIKE - 1;
   table.name = "streamlike-package";
   table.get = &detail::package_provider_get;
@@ -96,4 +94,4 @@ inline bool link_package_current_stream() {
 
 } // namespace streamlike::python
 
-#endif // STREAMLIKE_PYTHON_CURRENT_STREAM_HPP
+#endif // STREAMLIKE_PYTHON_STREAM_OR_CURRENT_HPP
