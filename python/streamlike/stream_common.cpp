@@ -246,7 +246,7 @@ PyObject* method_record(PyObject* self, PyObject* args, PyObject* kwargs) {
   const streamlike::event_options options{.timing = timing == Py_True};
   return guarded([&] {
     const shared_stream* owner = owner_of(self);
-    streamlike::event e = owner != nullptr ? owner->record(options) : streamlike::record(view_of(self), options);
+    streamlike::event e = owner != nullptr ? owner->record(options) : view_of(self).record(options);
     return nb::cast(std::move(e)).release().ptr();
   });
 }
