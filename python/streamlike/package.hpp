@@ -63,7 +63,7 @@ private:
 };
 
 /// streamlike.Stream. Starts with the casters' stream_object: every module built on the casters
-/// fills in `base` (tp_alloc zeroes the rest), detail/package_api.hpp.
+/// fills in `base` (tp_alloc zeroes the rest), streamlike/c/package_api.h.
 struct package_stream {
   sd::stream_object base;
   PyObject* exporter;     // the object it was made from (strong); nullptr: None
@@ -74,7 +74,8 @@ struct package_stream {
 };
 
 /// streamlike.StreamView: a view, the object that exported it, and (for an object that offers
-/// only __cuda_stream_owned__) the owning reference it gave.
+/// only __cuda_stream_owned__) the owning reference it gave. The package's C API tells every
+/// module where `view` is (streamlike/c/package_api.h), so that theirs read it without a Python call.
 struct view_object {
   PyObject_HEAD
   stream_view view;

@@ -1,16 +1,17 @@
 // streamlike.Stream: a shared_stream in Python. The same type every extension module built on the
-// casters returns (the `_C_API` capsule, streamlike/python/detail/package_api.hpp): objects start
-// with the casters' stream_object, and modules fill in only that prefix.
+// casters returns (the `_C_API` capsule, streamlike/c/package_api.h): objects start with the
+// casters' stream_object, and modules fill in only that prefix.
 #include "package.hpp"
 
+#include <streamlike/c/current_stream_provider.h>
 #include <streamlike/python/detail/package_api.hpp>
-#include <streamlike/python/detail/reference_block.hpp>
 #include <streamlike/stream_options.hpp>
 
 #include <structmember.h>
 
 #include <cstddef>
 #include <new>
+#include <stdexcept>
 #include <utility>
 
 namespace streamlike_package {
@@ -257,7 +258,17 @@ void bind_stream(nb::module_& m) {
   Py_INCREF(stream_type);
   sd::stream_type_slot().store(stream_type, std::memory_order_release);
   m.attr("Stream") = nb::borrow(reinterpret_cast<PyObject*>(stream_type));
-  static const sd::package_api api{sd::stream_object_layout_version, sizeof(sd::stream_object), stream_type};
+  // The package's C API (streamlike/c/package_api.h): its types, where a StreamView keeps its
+  // handle, and its copy's current-stream table, under one layout version. Kept here too, so that
+  // the package's own reader (the casters') recognises its StreamView.
+  static_assert(sizeof(stream_view) == sizeof(cudaStream_t));
+  static const sd::package_api api{STREAMLIKE_PACKAGE_API_VERSION,
+                                   sizeof(sd::stream_object),
+                                   stream_type,
+                                   view_type,
+                                   static_cast<Py_ssize_t>(offsetof(view_object, view)),
+                                   streamlike_current_stream_api_table()};
+  if (sd::keep_package_api(&api) == nullptr) throw std::logic_error("streamlike: the package's C API is malformed");
   m.attr("_C_API") = nb::capsule(&api, sd::package_api_capsule);
 }
 
