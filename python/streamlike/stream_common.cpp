@@ -251,20 +251,7 @@ PyObject* method_record(PyObject* self, PyObject* args, PyObject* kwargs) {
   });
 }
 
-PyObject* method_cuda_stream(PyObject* self, PyObject*) {
-  PyObject* address = sd::handle_to_int(view_of(self).get());
-  if (address == nullptr) return nullptr;
-  PyObject* version = PyLong_FromLong(0);
-  PyObject* result = version != nullptr ? PyTuple_New(2) : nullptr;
-  if (result == nullptr) {
-    Py_XDECREF(version);
-    Py_DECREF(address);
-    return nullptr;
-  }
-  PyTuple_SET_ITEM(result, 0, version);
-  PyTuple_SET_ITEM(result, 1, address);
-  return result;
-}
+PyObject* method_cuda_stream(PyObject* self, PyObject*) { return sd::cuda_stream_tuple(view_of(self).get()); }
 
 } // namespace
 
