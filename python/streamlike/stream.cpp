@@ -53,30 +53,16 @@ bool read_device(const char* where, PyObject* value, std::optional<int>& device)
 
 namespace {
 
-/// Stream(obj): shares a Stream's owner; takes an owning reference where the object offers one;
-/// any other stream object is held (by the shared_stream's block, so also from C++) while the
-/// stream is used.
+/// Stream(obj): the casters' owning read (read_owning_stream): shares a Stream's owner; takes an
+/// owning reference where the object offers one; any other stream object is held (by the
+/// shared_stream's block, so also from C++) while the stream is used.
 PyObject* stream_from(PyObject* obj) noexcept {
-  if (is_stream(obj) && as_stream(obj)->base.owner) {
-    return new_stream(as_stream(obj)->base.owner, as_stream(obj)->base.handle, obj, source_streamlike);
-  }
-  if (!is_stream(obj) && !is_view(obj)) {
-    shared_stream owned;
-    switch (sd::read_owned(obj, owned)) {
-      case sd::owned_read::failed: return nullptr;
-      case sd::owned_read::taken: {
-        const cudaStream_t handle = owned.get();
-        return new_stream(std::move(owned), handle, obj, source_owned);
-      }
-      case sd::owned_read::not_offered: break;
-    }
-  }
-  stream_view view = stream_view::legacy_default();
-  const char* source = nullptr;
-  if (!read_stream(obj, view, source)) return nullptr;
-  shared_stream owner = sd::reference_block::make(view, obj);
-  if (!owner) return nullptr; // MemoryError
-  return new_stream(std::move(owner), view.get(), obj, source);
+  shared_stream owner;
+  const sd::owning_read read = sd::read_owning_stream(obj, owner);
+  if (sd::report(obj, true, read.status) != sd::outcome::ok) return nullptr;
+  const char* source = read.how == sd::owner_route::owned_capsule ? source_owned : source_of(read.route);
+  const cudaStream_t handle = owner.get(); // cannot throw: read, so not empty
+  return new_stream(std::move(owner), handle, obj, source);
 }
 
 PyObject* stream_vectorcall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* kwnames) {

@@ -62,26 +62,9 @@ void clear_block_share(PyObject* self, shared_stream& owner, PyObject*& block_ob
 }
 
 bool read_stream(PyObject* obj, stream_view& out, const char*& source) noexcept {
-  if (is_stream(obj)) {
-    out = stream_view{as_stream(obj)->base.handle};
-    source = source_streamlike;
-    return true;
-  }
-  if (is_view(obj)) {
-    out = as_view(obj)->view;
-    source = source_streamlike;
-    return true;
-  }
-  PyObject* name = sd::cuda_stream_name();
-  if (name == nullptr) return false;
-  if (const sd::exporter_reader reader = sd::reader_for(obj, name); reader.torch) {
-    if (std::optional<sd::decode_status> status = sd::read_torch_handle(obj, reader, out)) {
-      source = source_torch;
-      return sd::report(obj, true, *status) == sd::outcome::ok;
-    }
-  }
-  source = source_protocol;
-  return sd::report(obj, true, sd::call_protocol(obj, name, out)) == sd::outcome::ok;
+  const sd::stream_read read = sd::read_stream(obj, out);
+  source = source_of(read.route);
+  return sd::report(obj, true, read.status) == sd::outcome::ok;
 }
 
 stream_view stream_argument(nb::handle obj) {
