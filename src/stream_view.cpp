@@ -1,6 +1,7 @@
 // stream_view (include/streamlike/stream_view.hpp): one CUDA call per query, so the runtime's own
 // handle checks apply; the operations are src/stream_operations.cpp's, which name this type.
 #include <streamlike/detail/stream_operations.hpp>
+#include <streamlike/event.hpp>
 #include <streamlike/stream_view.hpp>
 
 namespace streamlike {
@@ -27,6 +28,12 @@ void stream_view::wait(cudaEvent_t event) const { detail::stream_operations::wai
 
 void stream_view::wait(stream_view producer) const {
   detail::stream_operations::wait(handle_, producer.handle_, "stream_view");
+}
+
+event stream_view::record() const { return record(event_options{}); }
+
+event stream_view::record(const event_options& options) const {
+  return detail::stream_operations::record(handle_, options, "stream_view");
 }
 
 } // namespace streamlike

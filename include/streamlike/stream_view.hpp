@@ -21,6 +21,9 @@
 
 namespace streamlike {
 
+class event;          // event.hpp, which includes this header: include it to call record()
+struct event_options; // event.hpp
+
 /// A non-owning view of a CUDA stream (see the file comment).
 class STREAMLIKE_API stream_view {
 public:
@@ -104,6 +107,12 @@ public:
     requires std::integral<Integer>
   void wait(Integer) const = delete;
   void wait(std::nullptr_t) const = delete;
+  /// A new event holding the work queued on this stream so far, created on the stream's device
+  /// (asked capture-safely) unless options.device says otherwise: what the owners' record() does,
+  /// its errors naming "stream_view::record". Works while capturing (the event remembers the
+  /// capture: event.hpp). Two overloads, not a default argument: event_options is incomplete here.
+  [[nodiscard]] event record() const;
+  [[nodiscard]] event record(const event_options& options) const;
 
   // Equality compares handles, as cuda::stream_ref does: `0` and cudaStreamLegacy compare unequal
   // even where they name the same stream (resolve_default() first to compare what they mean).

@@ -44,6 +44,16 @@ inline constexpr const char* source_protocol = "protocol";     // __cuda_stream_
 inline constexpr const char* source_created = "created";       // Stream.create
 inline constexpr const char* source_owned = "owned-capsule";   // __cuda_stream_owned__
 
+/// The `source` of a stream read by the casters' reader (read_stream.hpp), by the way it read it.
+[[nodiscard]] constexpr const char* source_of(sd::stream_route route) noexcept {
+  switch (route) {
+    case sd::stream_route::streamlike: return source_streamlike;
+    case sd::stream_route::torch: return source_torch;
+    case sd::stream_route::protocol: break;
+  }
+  return source_protocol;
+}
+
 /// The facts cache of an object that holds no owning shared_stream (a StreamView, a non-owning
 /// Stream): a shared_stream made on first use with shared_stream::keep_alive(view, facts_only{}),
 /// so the library's facts cache answers (queried once, thread-safe, capture-safe). It keeps
@@ -66,7 +76,7 @@ private:
 };
 
 /// streamlike.Stream. Starts with the casters' stream_object: every module built on the casters
-/// fills in `base` (tp_alloc zeroes the rest), detail/package_api.hpp.
+/// fills in `base` (tp_alloc zeroes the rest), streamlike/c/package_api.h.
 struct package_stream {
   sd::stream_object base;
   PyObject* exporter;     // the object it was made from (strong); nullptr: None
@@ -77,7 +87,8 @@ struct package_stream {
 };
 
 /// streamlike.StreamView: a view, the object that exported it, and (for an object that offers
-/// only __cuda_stream_owned__) the owning reference it gave.
+/// only __cuda_stream_owned__) the owning reference it gave. The package's C API tells every
+/// module where `view` is (streamlike/c/package_api.h), so that theirs read it without a Python call.
 struct view_object {
   PyObject_HEAD
   stream_view view;
@@ -166,9 +177,10 @@ template <class IsDone>
   return poll_result::unfinished;
 }
 
-/// Reads any stream object: ours without a Python call, torch's through its fast path, the rest
-/// through __cuda_stream__ (the casters' readers). Sets `source`. On failure the Python exception
-/// is set (the protocol's TypeError or ValueError, or what the object itself raised).
+/// Reads any stream object with the casters' reader (read_stream.hpp): ours without a Python
+/// call, torch's through its fast path, the rest through __cuda_stream__. Sets `source`. On
+/// failure the Python exception is set (the protocol's TypeError or ValueError, or what the object
+/// itself raised).
 [[nodiscard]] bool read_stream(PyObject* obj, stream_view& out, const char*& source) noexcept;
 /// read_stream for a binding's argument (Event.record, capture, GraphExec.launch, use): the view,
 /// or nb::python_error carrying read_stream's exception. The package's only other reader of a

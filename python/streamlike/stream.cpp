@@ -1,16 +1,17 @@
 // streamlike.Stream: a shared_stream in Python. The same type every extension module built on the
-// casters returns (the `_C_API` capsule, streamlike/python/detail/package_api.hpp): objects start
-// with the casters' stream_object, and modules fill in only that prefix.
+// casters returns (the `_C_API` capsule, streamlike/c/package_api.h): objects start with the
+// casters' stream_object, and modules fill in only that prefix.
 #include "package.hpp"
 
+#include <streamlike/c/current_stream_provider.h>
 #include <streamlike/python/detail/package_api.hpp>
-#include <streamlike/python/detail/reference_block.hpp>
 #include <streamlike/stream_options.hpp>
 
 #include <structmember.h>
 
 #include <cstddef>
 #include <new>
+#include <stdexcept>
 #include <utility>
 
 namespace streamlike_package {
@@ -52,30 +53,16 @@ bool read_device(const char* where, PyObject* value, std::optional<int>& device)
 
 namespace {
 
-/// Stream(obj): shares a Stream's owner; takes an owning reference where the object offers one;
-/// any other stream object is held (by the shared_stream's block, so also from C++) while the
-/// stream is used.
+/// Stream(obj): the casters' owning read (read_owning_stream): shares a Stream's owner; takes an
+/// owning reference where the object offers one; any other stream object is held (by the
+/// shared_stream's block, so also from C++) while the stream is used.
 PyObject* stream_from(PyObject* obj) noexcept {
-  if (is_stream(obj) && as_stream(obj)->base.owner) {
-    return new_stream(as_stream(obj)->base.owner, as_stream(obj)->base.handle, obj, source_streamlike);
-  }
-  if (!is_stream(obj) && !is_view(obj)) {
-    shared_stream owned;
-    switch (sd::read_owned(obj, owned)) {
-      case sd::owned_read::failed: return nullptr;
-      case sd::owned_read::taken: {
-        const cudaStream_t handle = owned.get();
-        return new_stream(std::move(owned), handle, obj, source_owned);
-      }
-      case sd::owned_read::not_offered: break;
-    }
-  }
-  stream_view view = stream_view::legacy_default();
-  const char* source = nullptr;
-  if (!read_stream(obj, view, source)) return nullptr;
-  shared_stream owner = sd::reference_block::make(view, obj);
-  if (!owner) return nullptr; // MemoryError
-  return new_stream(std::move(owner), view.get(), obj, source);
+  shared_stream owner;
+  const sd::owning_read read = sd::read_owning_stream(obj, owner);
+  if (sd::report(obj, true, read.status) != sd::outcome::ok) return nullptr;
+  const char* source = read.how == sd::owner_route::owned_capsule ? source_owned : source_of(read.route);
+  const cudaStream_t handle = owner.get(); // cannot throw: read, so not empty
+  return new_stream(std::move(owner), handle, obj, source);
 }
 
 PyObject* stream_vectorcall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -257,7 +244,17 @@ void bind_stream(nb::module_& m) {
   Py_INCREF(stream_type);
   sd::stream_type_slot().store(stream_type, std::memory_order_release);
   m.attr("Stream") = nb::borrow(reinterpret_cast<PyObject*>(stream_type));
-  static const sd::package_api api{sd::stream_object_layout_version, sizeof(sd::stream_object), stream_type};
+  // The package's C API (streamlike/c/package_api.h): its types, where a StreamView keeps its
+  // handle, and its copy's current-stream table, under one layout version. Kept here too, so that
+  // the package's own reader (the casters') recognises its StreamView.
+  static_assert(sizeof(stream_view) == sizeof(cudaStream_t));
+  static const sd::package_api api{STREAMLIKE_PACKAGE_API_VERSION,
+                                   sizeof(sd::stream_object),
+                                   stream_type,
+                                   view_type,
+                                   static_cast<Py_ssize_t>(offsetof(view_object, view)),
+                                   streamlike_current_stream_api_table()};
+  if (sd::keep_package_api(&api) == nullptr) throw std::logic_error("streamlike: the package's C API is malformed");
   m.attr("_C_API") = nb::capsule(&api, sd::package_api_capsule);
 }
 

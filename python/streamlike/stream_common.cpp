@@ -62,26 +62,9 @@ void clear_block_share(PyObject* self, shared_stream& owner, PyObject*& block_ob
 }
 
 bool read_stream(PyObject* obj, stream_view& out, const char*& source) noexcept {
-  if (is_stream(obj)) {
-    out = stream_view{as_stream(obj)->base.handle};
-    source = source_streamlike;
-    return true;
-  }
-  if (is_view(obj)) {
-    out = as_view(obj)->view;
-    source = source_streamlike;
-    return true;
-  }
-  PyObject* name = sd::cuda_stream_name();
-  if (name == nullptr) return false;
-  if (const sd::exporter_reader reader = sd::reader_for(obj, name); reader.torch) {
-    if (std::optional<sd::decode_status> status = sd::read_torch_handle(obj, reader, out)) {
-      source = source_torch;
-      return sd::report(obj, true, *status) == sd::outcome::ok;
-    }
-  }
-  source = source_protocol;
-  return sd::report(obj, true, sd::call_protocol(obj, name, out)) == sd::outcome::ok;
+  const sd::stream_read read = sd::read_stream(obj, out);
+  source = source_of(read.route);
+  return sd::report(obj, true, read.status) == sd::outcome::ok;
 }
 
 stream_view stream_argument(nb::handle obj) {
@@ -246,25 +229,12 @@ PyObject* method_record(PyObject* self, PyObject* args, PyObject* kwargs) {
   const streamlike::event_options options{.timing = timing == Py_True};
   return guarded([&] {
     const shared_stream* owner = owner_of(self);
-    streamlike::event e = owner != nullptr ? owner->record(options) : streamlike::record(view_of(self), options);
+    streamlike::event e = owner != nullptr ? owner->record(options) : view_of(self).record(options);
     return nb::cast(std::move(e)).release().ptr();
   });
 }
 
-PyObject* method_cuda_stream(PyObject* self, PyObject*) {
-  PyObject* address = sd::handle_to_int(view_of(self).get());
-  if (address == nullptr) return nullptr;
-  PyObject* version = PyLong_FromLong(0);
-  PyObject* result = version != nullptr ? PyTuple_New(2) : nullptr;
-  if (result == nullptr) {
-    Py_XDECREF(version);
-    Py_DECREF(address);
-    return nullptr;
-  }
-  PyTuple_SET_ITEM(result, 0, version);
-  PyTuple_SET_ITEM(result, 1, address);
-  return result;
-}
+PyObject* method_cuda_stream(PyObject* self, PyObject*) { return sd::cuda_stream_tuple(view_of(self).get()); }
 
 } // namespace
 

@@ -2,11 +2,14 @@
 #include <streamlike/python/nanobind.hpp>
 
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "bridge_functions.hpp"
 #include "capture_functions.hpp"
+#include "route_functions.hpp"
 
 namespace nb = nanobind;
 
@@ -25,4 +28,5 @@ NB_MODULE(streamlike_nb_test, m) {
   if (fake_torch == nullptr) throw nb::python_error();
   m.attr("FakeTorchStreamBase") = nb::steal(fake_torch);
   m.def("reader_of", [](nb::handle obj) { return bridge_test::reader_of(obj.ptr()); });
+  bridge_test::bind_routes<nb::python_error, nb::handle>(m);
 }

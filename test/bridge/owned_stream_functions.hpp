@@ -164,8 +164,12 @@ inline void take_shared(const streamlike::shared_stream&) {}
 /// (what a shared_stream parameter does for an object without __cuda_stream_owned__). Returns the
 /// handle; raises what the caster would raise.
 inline bool take_borrowed(PyObject* obj) {
+  namespace sd = streamlike::python::detail;
+  streamlike::stream_view view = streamlike::stream_view::legacy_default();
+  const sd::stream_read read = sd::read_stream(obj, view);
+  if (sd::report(obj, true, read.status) != sd::outcome::ok) return false;
   streamlike::shared_stream s;
-  return streamlike::python::detail::decode_shared_borrowed(obj, true, s) == streamlike::python::detail::outcome::ok;
+  return sd::report(obj, true, sd::hold_object(obj, view, read.route, s).status) == sd::outcome::ok;
 }
 
 // The GPU test: a real stream, made here, used by C++ after Python dropped every object.

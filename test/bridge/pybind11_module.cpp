@@ -5,6 +5,7 @@
 
 #include "bridge_functions.hpp"
 #include "capture_functions.hpp"
+#include "route_functions.hpp"
 
 namespace py = pybind11;
 
@@ -23,4 +24,5 @@ PYBIND11_MODULE(streamlike_pb_test, m) {
   if (fake_torch == nullptr) throw py::error_already_set();
   m.attr("FakeTorchStreamBase") = py::reinterpret_steal<py::object>(fake_torch);
   m.def("reader_of", [](py::handle obj) { return bridge_test::reader_of(obj.ptr()); });
+  bridge_test::bind_routes<py::error_already_set, py::handle>(m);
 }

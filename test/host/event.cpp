@@ -114,6 +114,11 @@ TEST_CASE("record() without a device throws streamlike::error naming the CUDA ca
                         "cudaStreamGetDevice");
   const streamlike::shared_stream legacy = streamlike::shared_stream::legacy_default();
   check_no_device_error(thrown<streamlike::error>([&] { (void)streamlike::record(legacy); }), "cudaStreamGetDevice");
+  // A view's own record() is the owners': its errors name it.
+  check_no_device_error(thrown<streamlike::error>([] { (void)stream_view::per_thread_default().record(); }),
+                        "stream_view::record: cudaStreamGetDevice");
+  check_no_device_error(thrown<streamlike::error>([] { (void)stream_view::legacy_default().record({.device = 0}); }),
+                        "device_guard");
   // With the device given, creating the event fails.
   check_no_device_error(
       thrown<streamlike::error>([] { (void)streamlike::record(stream_view::legacy_default(), {.device = 0}); }),

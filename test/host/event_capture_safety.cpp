@@ -103,9 +103,17 @@ TEST_CASE("an event recorded in a framework's capture refuses sync, is_done and 
     event member = event::create({.timing = true});
     member.record(stream_view{s.handle});
     const event recorded = streamlike::record(s.handle, {.timing = true});
+    // A view's record() is the owners' (one body): it asks the device capture-safely and
+    // remembers the capture.
+    const event of_view = stream_view{s.handle}.record();
+    const event timed_of_view = stream_view{s.handle}.record({.timing = true});
     const streamlike::shared_stream owner = streamlike::shared_stream::adopt(new_stream());
     CHECK(member.capture_id() == id);
     CHECK(recorded.capture_id() == id);
+    CHECK(of_view.capture_id() == id);
+    CHECK(timed_of_view.capture_id() == id);
+    check_call(
+        "event::sync", outcome::refuses, [&] { of_view.sync(); }, cudaErrorCapturedEvent, in_capture);
     check_call(
         "event::sync", outcome::refuses, [&] { member.sync(); }, cudaErrorCapturedEvent, in_capture);
     check_call(

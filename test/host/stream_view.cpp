@@ -1,5 +1,8 @@
 // Tests for streamlike/stream_view.hpp: layout, construction rules, conversions, the named default
-// streams, equality and hashing. Nothing here touches the CUDA driver.
+// streams, equality and hashing, the operations' signatures. Nothing here touches the CUDA driver
+// (event.cpp and event_capture_safety.cpp run record()).
+#include <streamlike/event.hpp>
+#include <streamlike/shared_stream.hpp>
 #include <streamlike/stream_view.hpp>
 
 #include "host_support.hpp"
@@ -217,6 +220,31 @@ TEST_CASE("stream_view::wait and == refuse 0, integers and nullptr") {
   static_assert(requires(const stream_view& view, cudaEvent_t event) { view.wait(event); });
   static_assert(requires(const stream_view& view) { view.wait(view); });
   static_assert(requires(const stream_view& view) { view == cudaStream_t{}; });
+}
+
+TEST_CASE("stream_view has the operations of the owners, record() included, none noexcept") {
+  const stream_view v = stream_view::legacy_default();
+  const streamlike::shared_stream owner;
+  static_assert(std::is_same_v<decltype(v.record()), streamlike::event>);
+  static_assert(std::is_same_v<decltype(v.record(streamlike::event_options{.timing = true})), streamlike::event>);
+  static_assert(std::is_same_v<decltype(v.record()), decltype(owner.record())>);
+  static_assert(!noexcept(v.record()));
+  static_assert(!noexcept(v.record(streamlike::event_options{})));
+  // The same members answer on a view and an owner (the owner's errors name it).
+  static_assert(requires(cudaEvent_t e) {
+    v.is_capturing();
+    v.capture_info();
+    v.is_done();
+    v.sync();
+    v.wait(e);
+    v.wait(v);
+    owner.is_capturing();
+    owner.capture_info();
+    owner.is_done();
+    owner.sync();
+    owner.wait(e);
+    owner.wait(v);
+  });
 }
 
 TEST_CASE("std::hash<stream_view> hashes the handle") {

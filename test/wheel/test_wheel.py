@@ -300,7 +300,7 @@ def test_a_typed_program_passes_mypy_strict_against_the_installed_stubs(installe
 
 
 def test_get_include_holds_the_c_abi_headers_and_the_package_the_pxd(facts):
-    for header in ("owned_stream.h", "owned_stream_python.h", "current_stream_provider.h"):
+    for header in ("owned_stream.h", "owned_stream_python.h", "current_stream_provider.h", "package_api.h"):
         assert os.path.join("streamlike", "c", header) in facts["include"], facts["include"]
     assert "owned_stream.pxd" in facts["package_files"]
 

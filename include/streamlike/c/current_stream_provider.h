@@ -130,14 +130,14 @@ int streamlike_current_stream_set(int32_t device, void* stream, void** token);
 int streamlike_current_stream_restore(void* token);
 
 /* The functions above as one table, so that a framework reaches a copy of streamlike it does not
- * link: the streamlike Python package exports its copy's table in a PyCapsule named
- * STREAMLIKE_CURRENT_STREAM_API_CAPSULE, attribute `_current_stream_api` of the module
- * `streamlike._streamlike` (PyCapsule_Import(STREAMLIKE_CURRENT_STREAM_API_CAPSULE, 0)), where its
- * `use` blocks and CuPy's provider live. Versioned as the provider table: a reader checks the
- * major version and, for a field a later minor appends, the minor. The package's functions need
- * the GIL held (CuPy's provider runs Python). */
+ * link: the streamlike Python package gives its copy's table, where its `use` blocks and CuPy's
+ * provider live, in its C API (streamlike/c/package_api.h, field `current_stream`). Versioned as
+ * the provider table: a reader checks the major version and, for a field a later minor appends,
+ * the minor. The package's functions need the GIL held (CuPy's provider runs Python). */
 #define STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION 1
 #define STREAMLIKE_CURRENT_STREAM_API_MINOR_VERSION 1
+/* The name of a capsule holding the table alone; no reader asks it (the package's C API holds the
+ * table). */
 #define STREAMLIKE_CURRENT_STREAM_API_CAPSULE "streamlike._streamlike._current_stream_api"
 
 typedef struct streamlike_current_stream_api {

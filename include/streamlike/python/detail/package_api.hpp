@@ -1,31 +1,77 @@
-// streamlike/python/detail/package_api.hpp: the C API the `streamlike` Python package exports as
-// the capsule `streamlike._streamlike._C_API` (as numpy exports `_ARRAY_API`), so that every
-// extension module built on the casters returns the package's `streamlike.Stream` type instead of
-// a type of its own (docs/python-package.md, "One type across modules").
+// streamlike/python/detail/package_api.hpp: the streamlike package's C API
+// (streamlike/c/package_api.h, the capsule `streamlike._streamlike._C_API`) as the casters find it
+// and keep it, so that every extension module built on them returns the package's
+// `streamlike.Stream`, reads its `Stream` and `StreamView` without a Python call, and reaches its
+// current-stream table (docs/python-package.md, "One type across modules").
 #ifndef STREAMLIKE_PYTHON_DETAIL_PACKAGE_API_HPP
 #define STREAMLIKE_PYTHON_DETAIL_PACKAGE_API_HPP
 
+#include <streamlike/c/package_api.h>
 #include <streamlike/python/detail/cpython.hpp>
 #include <streamlike/python/detail/stream_object.hpp>
 
+#include <atomic>
 #include <cstdlib>
 
 namespace streamlike::python::detail {
 
-/// Bumped whenever stream_object's layout or what its fields mean changes: a module built
-/// against another layout keeps its own type.
-inline constexpr unsigned stream_object_layout_version = 1;
+using package_api = streamlike_package_api;
 
-/// What the capsule points to. The package's Stream objects start with a stream_object (a module
-/// fills one in with tp_alloc and placement new, as for its own type); the package's fields after
-/// it are zero when a module makes the object.
-struct package_api {
-  unsigned layout_version;   // stream_object_layout_version of the package
-  unsigned object_size;      // sizeof(stream_object) in the package: the prefix modules may fill
-  PyTypeObject* stream_type; // streamlike.Stream, alive while the package module is
-};
+inline constexpr const char* package_api_capsule = STREAMLIKE_PACKAGE_API_CAPSULE;
 
-inline constexpr const char* package_api_capsule = "streamlike._streamlike._C_API";
+/// Where this module keeps the package's API once found, for the life of the process (the package's
+/// module is never unloaded); empty until then.
+inline std::atomic<const package_api*>& package_api_slot() noexcept {
+  static std::atomic<const package_api*> slot{nullptr};
+  return slot;
+}
+
+/// The package's API if this module has found it already, else nullptr: one load, no look-up (what
+/// the readers ask on every argument).
+[[nodiscard]] inline const package_api* known_package_api() noexcept {
+  return package_api_slot().load(std::memory_order_acquire);
+}
+
+/// Keeps `api` if its layout is this header's (the version, and the prefix a module fills in);
+/// returns it then, else nullptr. The package itself keeps its own API this way.
+inline const package_api* keep_package_api(const package_api* api) noexcept {
+  if (api == nullptr || api->layout_version != STREAMLIKE_PACKAGE_API_VERSION ||
+      api->stream_object_size != sizeof(stream_object) || api->stream_type == nullptr || api->view_type == nullptr) {
+    return nullptr;
+  }
+  package_api_slot().store(api, std::memory_order_release);
+  return api;
+}
+
+/// The package's API, importing the package where it is not loaded yet; nullptr, with no Python
+/// exception set, where it cannot be imported or its layout is another. The GIL must be held.
+[[nodiscard]] inline const package_api* import_package_api() noexcept {
+  if (const package_api* known = known_package_api()) return known;
+  const auto* api = static_cast<const package_api*>(PyCapsule_Import(package_api_capsule, 0));
+  if (api == nullptr) {
+    PyErr_Clear(); // not installed (or not importable)
+    return nullptr;
+  }
+  return keep_package_api(api);
+}
+
+/// The package's API where the package is loaded already; never imports it (only a module already
+/// in sys.modules is asked). The GIL must be held.
+[[nodiscard]] inline const package_api* loaded_package_api() noexcept {
+  if (const package_api* known = known_package_api()) return known;
+  // The size of sys.modules at the last miss: the package cannot have arrived while it is the same
+  // (imports only add), so a miss costs one size read, not a dictionary lookup.
+  static std::atomic<Py_ssize_t> missed_at{-1};
+  PyObject* modules = PyImport_GetModuleDict(); // borrowed
+  if (modules == nullptr) return nullptr;
+  const Py_ssize_t size = PyDict_Size(modules);
+  if (size == missed_at.load(std::memory_order_relaxed)) return nullptr;
+  if (PyDict_GetItemString(modules, "streamlike._streamlike") == nullptr) {
+    missed_at.store(size, std::memory_order_relaxed);
+    return nullptr;
+  }
+  return import_package_api(); // loaded: the import only looks it up
+}
 
 /// The package's Stream type (a new reference) when the package can be imported and shares this
 /// header's layout; nullptr otherwise, with no Python exception set. Imports the package: the GIL
@@ -33,15 +79,8 @@ inline constexpr const char* package_api_capsule = "streamlike._streamlike._C_AP
 [[nodiscard]] inline PyTypeObject* package_stream_type() noexcept {
   const char* local = std::getenv("STREAMLIKE_PYTHON_LOCAL_TYPE");
   if (local != nullptr && local[0] != '\0' && !(local[0] == '0' && local[1] == '\0')) return nullptr;
-  const auto* api = static_cast<const package_api*>(PyCapsule_Import(package_api_capsule, 0));
-  if (api == nullptr) {
-    PyErr_Clear(); // not installed (or not importable): the module's own type serves
-    return nullptr;
-  }
-  if (api->layout_version != stream_object_layout_version || api->object_size != sizeof(stream_object) ||
-      api->stream_type == nullptr) {
-    return nullptr;
-  }
+  const package_api* api = import_package_api();
+  if (api == nullptr) return nullptr;
   Py_INCREF(api->stream_type);
   return api->stream_type;
 }

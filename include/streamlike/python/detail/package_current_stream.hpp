@@ -1,6 +1,6 @@
 // streamlike/python/detail/package_current_stream.hpp: the caller's current stream as a Python
 // binding sees it (this module's copy of libstreamlike, then the streamlike package's, through its
-// capsule), and the streamlike.CURRENT sentinel: what the casters read for a stream argument given
+// C API), and the streamlike.CURRENT sentinel: what the casters read for a stream argument given
 // as streamlike.CURRENT (docs/current-stream.md, "Python").
 #ifndef STREAMLIKE_PYTHON_DETAIL_PACKAGE_CURRENT_STREAM_HPP
 #define STREAMLIKE_PYTHON_DETAIL_PACKAGE_CURRENT_STREAM_HPP
@@ -10,6 +10,7 @@
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_check.hpp>
 #include <streamlike/python/detail/cpython.hpp>
+#include <streamlike/python/detail/package_api.hpp>
 #include <streamlike/stream_view.hpp>
 
 #include <atomic>
@@ -18,11 +19,14 @@
 
 namespace streamlike::python {
 
-/// The table the streamlike package exports in the capsule `streamlike._streamlike._current_stream_api`
-/// (streamlike/c/current_stream_provider.h): its copy of libstreamlike's current stream, with the
-/// package's `use` scopes and CuPy's provider in it, reachable from C.
+/// The table the streamlike package exports in its C API (streamlike/c/package_api.h,
+/// `current_stream`; the table is streamlike/c/current_stream_provider.h's): its copy of
+/// libstreamlike's current stream, with the package's `use` scopes and CuPy's provider in it,
+/// reachable from C.
 using package_current_stream_api = streamlike_current_stream_api;
 
+/// The name of a capsule holding that table alone. No reader asks it: the package's C API holds
+/// the table.
 inline constexpr const char* package_current_stream_capsule = STREAMLIKE_CURRENT_STREAM_API_CAPSULE;
 
 namespace detail {
@@ -41,30 +45,15 @@ namespace detail {
 #endif
 }
 
-/// The package's API, or nullptr when the package is not loaded (never imports it: only a
-/// module already in sys.modules is asked). Cached once found. Needs the GIL.
+/// The package's current-stream table (in its C API, package_api.hpp), or nullptr when the
+/// package is not loaded (never imports it). Needs the GIL.
 [[nodiscard]] inline const package_current_stream_api* package_current_stream() noexcept {
-  static std::atomic<const package_current_stream_api*> found{nullptr};
-  // The size of sys.modules at the last miss: the package cannot have arrived while it is the same
-  // (imports only add), so a miss costs one size read, not a dictionary lookup.
-  static std::atomic<Py_ssize_t> missed_at{-1};
-  if (const package_current_stream_api* api = found.load(std::memory_order_acquire)) return api;
-  PyObject* modules = PyImport_GetModuleDict(); // borrowed
-  if (modules == nullptr) return nullptr;
-  const Py_ssize_t size = PyDict_Size(modules);
-  if (size == missed_at.load(std::memory_order_relaxed)) return nullptr;
-  if (PyDict_GetItemString(modules, "streamlike._streamlike") == nullptr) {
-    missed_at.store(size, std::memory_order_relaxed);
-    return nullptr;
-  }
-  auto* api = static_cast<const package_current_stream_api*>(PyCapsule_Import(package_current_stream_capsule, 0));
+  const package_api* api = loaded_package_api();
+  if (api == nullptr) return nullptr;
+  const package_current_stream_api* table = api->current_stream;
   // Major 1, any minor: every field this header calls is in minor 0 (a later minor only appends).
-  if (api == nullptr || api->major_version != STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION) {
-    PyErr_Clear();
-    return nullptr;
-  }
-  found.store(api, std::memory_order_release);
-  return api;
+  if (table == nullptr || table->major_version != STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION) return nullptr;
+  return table;
 }
 
 /// Whether the package's copy and this module's use one registry (docs/current-stream.md, "One

@@ -55,23 +55,18 @@ inline void stream_object_dealloc(PyObject* self) {
   Py_DECREF(type); // instances of heap types own a reference to their type
 }
 
+/// The CUDA Stream Protocol's `(0, address)` for `handle`, as every streamlike object's
+/// __cuda_stream__() returns it (a new reference); nullptr with a Python exception set on failure.
+[[nodiscard]] inline PyObject* cuda_stream_tuple(cudaStream_t handle) noexcept {
+  const scoped_ref address = scoped_ref::steal(handle_to_int(handle));
+  if (!address) return nullptr;
+  const scoped_ref version = scoped_ref::steal(PyLong_FromLong(0));
+  if (!version) return nullptr;
+  return PyTuple_Pack(2, version.get(), address.get());
+}
+
 inline PyObject* stream_object_cuda_stream(PyObject* self, PyObject*) {
-  PyObject* address = handle_to_int(as_stream_object(self)->handle);
-  if (address == nullptr) return nullptr;
-  PyObject* version = PyLong_FromLong(0);
-  if (version == nullptr) {
-    Py_DECREF(address);
-    return nullptr;
-  }
-  PyObject* result = PyTuple_New(2);
-  if (result == nullptr) {
-    Py_DECREF(version);
-    Py_DECREF(address);
-    return nullptr;
-  }
-  PyTuple_SET_ITEM(result, 0, version); // steals
-  PyTuple_SET_ITEM(result, 1, address);
-  return result;
+  return cuda_stream_tuple(as_stream_object(self)->handle);
 }
 
 // The owning exchange (docs/owned-stream-abi.md): a capsule holding one more reference, or None
