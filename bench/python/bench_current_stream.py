@@ -75,7 +75,8 @@ def parse_args():
 
 
 def unregister(streamlike, name):
-    """Removes a provider through the package's C table (streamlike/c/current_stream_provider.h)."""
+    """Removes a provider through the package's C table (streamlike/c/current_stream_provider.h),
+    reached through the package's C API (streamlike/c/package_api.h)."""
     import ctypes
 
     class Api(ctypes.Structure):
@@ -89,11 +90,21 @@ def unregister(streamlike, name):
             ("unregister_provider", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)),
         ]
 
+    class PackageApi(ctypes.Structure):
+        _fields_ = [
+            ("layout_version", ctypes.c_uint32),
+            ("stream_object_size", ctypes.c_uint32),
+            ("stream_type", ctypes.c_void_p),
+            ("view_type", ctypes.c_void_p),
+            ("view_handle_offset", ctypes.c_ssize_t),
+            ("current_stream", ctypes.POINTER(Api)),
+        ]
+
     pointer = ctypes.pythonapi.PyCapsule_GetPointer
     pointer.restype = ctypes.c_void_p
     pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    capsule = streamlike._streamlike._current_stream_api
-    api = Api.from_address(pointer(capsule, b"streamlike._streamlike._current_stream_api"))
+    package_api = PackageApi.from_address(pointer(streamlike._streamlike._C_API, b"streamlike._streamlike._C_API"))
+    api = package_api.current_stream.contents
     return api.unregister_provider(name.encode()) == 0
 
 

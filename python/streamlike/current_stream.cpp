@@ -123,12 +123,6 @@ void bind_current_stream(nb::module_& m) {
   m.def(
       "current_stream_check_enabled", []() { return streamlike::current_stream_check_enabled(); },
       "Whether the current-stream check is on.");
-
-  // This copy's C table (streamlike/c/current_stream_provider.h): other modules and frameworks
-  // read, set and register through it (CuPy's provider and the use blocks live in this copy).
-  m.attr("_current_stream_api") =
-      nb::capsule(const_cast<streamlike_current_stream_api*>(streamlike_current_stream_api_table()),
-                  streamlike::python::package_current_stream_capsule);
 }
 
 } // namespace streamlike_package

@@ -283,11 +283,23 @@ class Api(ctypes.Structure):  # streamlike_current_stream_api (streamlike/c/curr
     ]
 
 
+class PackageApi(ctypes.Structure):  # streamlike_package_api (streamlike/c/package_api.h)
+    _fields_ = [
+        ("layout_version", ctypes.c_uint32),
+        ("stream_object_size", ctypes.c_uint32),
+        ("stream_type", ctypes.c_void_p),
+        ("view_type", ctypes.c_void_p),
+        ("view_handle_offset", ctypes.c_ssize_t),
+        ("current_stream", ctypes.POINTER(Api)),
+    ]
+
+
 pointer = ctypes.pythonapi.PyCapsule_GetPointer
 pointer.restype = ctypes.c_void_p
 pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-capsule = streamlike._streamlike._current_stream_api
-api = Api.from_address(pointer(capsule, b"streamlike._streamlike._current_stream_api"))
+package_api = PackageApi.from_address(pointer(streamlike._streamlike._C_API, b"streamlike._streamlike._C_API"))
+assert package_api.layout_version == 2, package_api.layout_version
+api = package_api.current_stream.contents
 assert api.unregister_provider(b"torch") == 0  # STREAMLIKE_CURRENT_STREAM_REGISTERED
 assert streamlike.register_dlpack_exchange_provider(torch.Tensor) == "dlpack:torch"
 names = streamlike.current_stream_providers()

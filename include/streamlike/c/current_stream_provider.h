@@ -136,9 +136,6 @@ int streamlike_current_stream_restore(void* token);
  * the minor. The package's functions need the GIL held (CuPy's provider runs Python). */
 #define STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION 1
 #define STREAMLIKE_CURRENT_STREAM_API_MINOR_VERSION 1
-/* The name of a capsule holding the table alone; no reader asks it (the package's C API holds the
- * table). */
-#define STREAMLIKE_CURRENT_STREAM_API_CAPSULE "streamlike._streamlike._current_stream_api"
 
 typedef struct streamlike_current_stream_api {
   uint32_t major_version;                                              /* STREAMLIKE_CURRENT_STREAM_API_MAJOR_VERSION */

@@ -25,10 +25,6 @@ namespace streamlike::python {
 /// reachable from C.
 using package_current_stream_api = streamlike_current_stream_api;
 
-/// The name of a capsule holding that table alone. No reader asks it: the package's C API holds
-/// the table.
-inline constexpr const char* package_current_stream_capsule = STREAMLIKE_CURRENT_STREAM_API_CAPSULE;
-
 namespace detail {
 
 /// Whether the calling thread can call Python now: it has an attached thread state (it holds the
