@@ -502,8 +502,8 @@ MUTANTS = [
     Mutant(
         "count-skip-passes",
         ".ci/count_results.py",
-        "            if any(r in PASSED for r in got):",
-        "            if any(r in PASSED or r in SKIPPED for r in got):",
+        "            if any(r in PASSED for r in got):\n                continue\n            what = ",
+        "            if any(r in PASSED or r in SKIPPED for r in got):\n                continue\n            what = ",
         "a registered test that only skipped counts as passed on CI",
         ["count_results"],
     ),
@@ -518,7 +518,7 @@ MUTANTS = [
     Mutant(
         "judge-crash-unchecked",
         "bench/tools/run_all.sh",
-        '  judge_exit "$name" "$status" "$output"\n',
+        '  judge_exit "$name" "$status" "$output" "${shown_only:-0}"\n',
         "",
         "run_all.sh takes a program's verdicts from its output alone: a crash of ratios.py drops its claims",
         ["bench_run_all"],
@@ -526,8 +526,8 @@ MUTANTS = [
     Mutant(
         "ratios-fail-passes",
         "bench/tools/ratios.py",
-        "            ratio = medians[row][0] / medians[base][0]\n            ok = check(ratio, target)",
-        "            ratio = medians[row][0] / medians[base][0]\n            ok = True",
+        "            ratio = ratio_of(row, base)\n            ok = check(ratio, target)",
+        "            ratio = ratio_of(row, base)\n            ok = True",
         "ratios.py passes every --compare row whatever its ratio",
         ["bench_ratios", "bench_run_all"],
     ),
@@ -559,24 +559,24 @@ MUTANTS = [
     Mutant(
         "event-record-forgets-capture",
         EV,
-        "  e.capture_id_ = id;",
-        "  e.capture_id_ = 0;",
+        "  e.capture_id_.store(id, std::memory_order_relaxed);",
+        "  e.capture_id_.store(0, std::memory_order_relaxed);",
         "record() forgets the capture it recorded in (sync/is_done of a captured event reach CUDA)",
         ["event_capture_safety", "capture_safety"],
     ),
     Mutant(
         "event-is-done-captured-unchecked",
         EV,
-        '  if (capture_id_ != 0) [[unlikely]]\n    throw_captured("is_done"',
-        '  if (false)\n    throw_captured("is_done"',
+        '  if (const unsigned long long capture = capture_id(); capture != 0) [[unlikely]]\n    throw_captured("is_done"',
+        '  if (const unsigned long long capture = capture_id(); false)\n    throw_captured("is_done"',
         "is_done() of an event recorded in a capture asks cudaEventQuery instead of refusing",
         ["event_capture_safety"],
     ),
     Mutant(
         "event-elapsed-start-unchecked",
         EV,
-        "  if (start.capture_id_ != 0) [[unlikely]]",
-        "  if (false)",
+        "  if (const unsigned long long capture = start.capture_id(); capture != 0) [[unlikely]]",
+        "  if (const unsigned long long capture = start.capture_id(); false)",
         "elapsed_ms() with a start event recorded in a capture asks cudaEventElapsedTime",
         ["event_capture_safety"],
     ),
@@ -715,7 +715,7 @@ MUTANTS = [
         "fake-getters-never-invalidate",
         FK,
         "  if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);\n"
-        "  if (f.unsafe_on(*s, name, false)) return fail(cudaErrorStreamCaptureUnsupported);\n"
+        "  if (f.unsafe_on(*s, name)) return fail(cudaErrorStreamCaptureUnsupported);\n"
         "  if (out == nullptr)",
         "  if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);\n  if (out == nullptr)",
         "the fake's cudaStreamGetId/Flags/Device answer on a capturing stream (CUDA invalidates it)",
