@@ -189,6 +189,7 @@ const detail::partition_state& partition::state(const char* operation) const {
 int partition::device() const { return state("device").device; }
 unsigned int partition::sm_count() const { return state("sm_count").sm_count; }
 unsigned long long partition::id() const { return state("id").id; }
+unsigned long long partition::id_or_zero() const noexcept { return state_ != nullptr ? state_->id : 0; }
 CUgreenCtx_st* partition::green_context() const { return state("green_context").green; }
 bool partition::owned() const { return state("owned").owned; }
 

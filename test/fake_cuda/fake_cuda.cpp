@@ -106,6 +106,8 @@ struct fake {
     }
   }
 
+  void* reused_green_handle = nullptr; // fake_cuda_reuse_green_context_handle: the next green context's
+
   void* new_handle() {
     next_handle += 0x100;
     return reinterpret_cast<void*>(next_handle);
@@ -650,7 +652,7 @@ CUresult CUDAAPI fake_cuGreenCtxCreate(CUgreenCtx* green, CUdevResourceDesc desc
   auto d = f.descriptors.find(desc);
   if (green == nullptr || d == f.descriptors.end() || (flags & CU_GREEN_CTX_DEFAULT_STREAM) == 0)
     return CUDA_ERROR_INVALID_VALUE;
-  void* handle = f.new_handle();
+  void* handle = f.reused_green_handle != nullptr ? std::exchange(f.reused_green_handle, nullptr) : f.new_handle();
   green_state g;
   g.device = device;
   g.sm_count = d->second;
@@ -886,6 +888,12 @@ long fake_cuda_live_events(void) {
   fake& f = state();
   std::lock_guard guard(f.lock);
   return static_cast<long>(f.events.size());
+}
+
+void fake_cuda_reuse_green_context_handle(void* green_context) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.reused_green_handle = green_context;
 }
 
 long fake_cuda_live_green_contexts(void) {

@@ -529,6 +529,30 @@ TEST_CASE_FIXTURE(fake_setup, "get_for asks the driver one capture-safe call, an
   CHECK(calls_of(plain) == calls{{"cuStreamGetCtx_v2", 1}});
 }
 
+TEST_CASE_FIXTURE(fake_setup, "partitions are equal when they are of one green context, by its context id") {
+  const CUgreenCtx green = raw_green_context(16);
+  {
+    const partition a = partition::borrow(green);
+    const partition b = partition::borrow(green); // two owners' objects, one green context
+    CHECK(a.use_count() == 1);
+    CHECK(b.use_count() == 1);
+    CHECK(a == b);
+    const partition other = partition::create(0, 16);
+    CHECK(a != other);
+    CHECK(partition() == partition());
+    CHECK(partition() != a);
+  }
+  const partition before = partition::borrow(green);
+  CHECK(driver_function<decltype(&cuGreenCtxDestroy)>("cuGreenCtxDestroy")(green) == 0);
+  fake_cuda_reuse_green_context_handle(green);
+  const CUgreenCtx again = raw_green_context(16);
+  REQUIRE(again == green);
+  const partition after = partition::borrow(again);
+  CHECK(before.green_context() == after.green_context());
+  CHECK(before != after); // the same handle, another context
+  CHECK(driver_function<decltype(&cuGreenCtxDestroy)>("cuGreenCtxDestroy")(again) == 0);
+}
+
 // Run twice: as part of this program, and alone with STREAMLIKE_FAKE_CUDA_GREEN_CONTEXTS=0 (a driver
 // without green contexts: test/host/meson.build), asserting what each driver gets.
 TEST_CASE_FIXTURE(fake_setup, "without green contexts: create names the missing call, every stream is plain") {
