@@ -23,6 +23,11 @@ EV = "src/event.cpp"
 SO = "src/streamcheck/stream_order.cpp"
 CK = "src/streamcheck/checker.cpp"
 FK = "test/fake_cuda/fake_cuda.cpp"
+CR = "src/current_stream_registry.cpp"
+CS = "src/current_stream.cpp"  # being split into smaller files: these mutants may need their path updated
+SH = "src/current_stream_shared.cpp"
+PT = "src/partition.cpp"
+SP = "src/stream_pool.cpp"
 
 MUTANTS = [
     # --- integer routes (get_stream.hpp, stream_encodings.hpp) ---------------------------------------
@@ -567,7 +572,8 @@ MUTANTS = [
     Mutant(
         "event-is-done-captured-unchecked",
         EV,
-        '  if (const unsigned long long capture = capture_id(); capture != 0) [[unlikely]]\n    throw_captured("is_done"',
+        "  if (const unsigned long long capture = capture_id(); capture != 0) [[unlikely]]\n"
+        '    throw_captured("is_done"',
         '  if (const unsigned long long capture = capture_id(); false)\n    throw_captured("is_done"',
         "is_done() of an event recorded in a capture asks cudaEventQuery instead of refusing",
         ["event_capture_safety"],
@@ -692,6 +698,139 @@ MUTANTS = [
         "  if (!options_.wrong_stream) return;",
         "a failed synchronization orders the host",
         ["streamcheck_checker"],
+    ),
+    # --- the current stream: which answer wins, restore, versions, devices --------------------------
+    Mutant(
+        "current-package-before-frameworks",
+        CR,
+        "[](const provider& a, const provider& b) { return a.table.priority < b.table.priority; });",
+        "[](const provider& a, const provider& b) { return a.table.priority > b.table.priority; });",
+        "the registry orders providers by falling priority: streamlike's own answers before torch's",
+        ["current_stream"],
+    ),
+    Mutant(
+        "current-provider-major-any",
+        CR,
+        "  if (provider.major_version != known) {",
+        "  if (false) {",
+        "register_current_stream_provider accepts a provider table of another major version",
+        ["current_stream"],
+    ),
+    Mutant(
+        "current-registry-major-any",
+        SH,
+        "  if (h.major_version != STREAMLIKE_CURRENT_STREAM_REGISTRY_MAJOR_VERSION) {",
+        "  if (false) {",
+        "a copy uses a published registry of another major version",
+        ["current_stream_shared_another_major"],
+    ),
+    Mutant(
+        "current-framework-block-ignored",
+        CS,
+        "      by = static_cast<std::ptrdiff_t>(i);\n      return now;\n",
+        "      (void)now;\n",
+        "inside a scope, a framework block opened inside it no longer wins (the scope's stream answers)",
+        ["current_stream"],
+    ),
+    Mutant(
+        "current-outer-scope-answers",
+        CS,
+        "  for (const saved_streams* s = mine.innermost_scope; s != nullptr; s = s->outer)\n"
+        "    if (s->device == device) return s;\n  return nullptr;",
+        "  const saved_streams* found = nullptr;\n"
+        "  for (const saved_streams* s = mine.innermost_scope; s != nullptr; s = s->outer)\n"
+        "    if (s->device == device) found = s;\n  return found;",
+        "the outermost open scope on a device answers, not the innermost",
+        ["current_stream"],
+    ),
+    Mutant(
+        "current-restore-by-published-list",
+        CS,
+        "    const provider& p = saved.list->entries[i];",
+        "    const provider& p = providers().entries[std::min(i, providers().entries.size() - 1)];",
+        "a scope restores through the providers registered now, not the ones it set",
+        ["current_stream"],
+    ),
+    Mutant(
+        "current-stream-of-another-device",
+        CS,
+        "if (const int own = current::device_of_or(stream, device_); own != device_) {",
+        "if (const int own = current::device_of_or(stream, device_); false) {",
+        "scoped_current_stream makes a stream current on a device it does not belong to",
+        ["current_stream"],
+    ),
+    Mutant(
+        "current-device-below-minus-one",
+        "src/current_stream_registry.hpp",
+        "  if (device != -1) throw_bad_device(device, operation);",
+        "",
+        "a device below -1 is read as the current device",
+        ["current_stream"],
+    ),
+    # --- partitions (src/partition.cpp, src/stream_pool.cpp) ----------------------------------------
+    Mutant(
+        "get-for-plain-sub-pool",
+        SP,
+        "shared_stream::create({.priority = priority_, .partition = on})",
+        "shared_stream::create({.priority = priority_})",
+        "get_for's sub-pool streams are made outside the caller's partition (plain streams)",
+        ["partition"],
+    ),
+    Mutant(
+        "get-for-priority-dropped",
+        SP,
+        "shared_stream::create({.priority = priority_, .partition = on})",
+        "shared_stream::create({.partition = on})",
+        "get_for's sub-pools have the default priority, not the pool's",
+        ["partition"],
+    ),
+    Mutant(
+        "get-for-other-device-accepted",
+        SP,
+        "  if (on.device() != device_) check_device_of(caller, &on); // throws, naming the device\n",
+        "",
+        "get_for makes a sub-pool for a green stream of another device than the pool's",
+        ["partition"],
+    ),
+    Mutant(
+        "get-for-dead-sub-pool-kept",
+        SP,
+        "if (known->borrowed && !detail::green_context_alive(known->green_context, known->context_id)) {",
+        "if (false) {",
+        "a borrowed sub-pool whose green context is gone is kept, with its streams",
+        ["partition"],
+    ),
+    Mutant(
+        "get-for-by-green-handle",
+        PT,
+        "      if (auto live = it->second.lock()) return partition_access::make(std::move(live));\n"
+        "    }\n  }\n  return partition::borrow(green_context);",
+        "      if (auto live = it->second.lock()) return partition_access::make(std::move(live));\n"
+        "    }\n    for (const auto& [id, weak] : registry())\n"
+        "      if (auto live = weak.lock(); live && live->green == green_context)\n"
+        "        return partition_access::make(live);\n"
+        "  }\n  return partition::borrow(green_context);",
+        "get_for takes the live partition of the caller's green context handle, even of a destroyed one's id",
+        ["partition"],
+    ),
+    Mutant(
+        "partition-of-device-sms",
+        PT,
+        "    detail::check(detail::require(drv.green_ctx_get_dev_resource, who,\n"
+        '                                  "cuGreenCtxGetDevResource")(green, &sms, CU_DEV_RESOURCE_TYPE_SM),\n'
+        '                  who, "cuGreenCtxGetDevResource");\n  } else if',
+        "    detail::check(drv.device_get_dev_resource(device, &sms, CU_DEV_RESOURCE_TYPE_SM), who,\n"
+        '                  "cuDeviceGetDevResource");\n  } else if',
+        "partition_of reports every SM of the device for a green stream, not its green context's",
+        ["partition"],
+    ),
+    Mutant(
+        "partition-equal-by-owner",
+        "include/streamlike/partition.hpp",
+        "{ return a.id_or_zero() == b.id_or_zero(); }",
+        "{ return a.state_ == b.state_; }",
+        "partitions compare equal only as copies of one owner, not by context id",
+        ["partition"],
     ),
     # --- the package's Python files (python/streamlike/) ---------------------------------------------
     Mutant(
