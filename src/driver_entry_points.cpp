@@ -45,7 +45,6 @@ entry_points load() noexcept {
   resolve(e.ctx_from_green_ctx, "cuCtxFromGreenCtx", 13000);
   resolve(e.green_ctx_stream_create, "cuGreenCtxStreamCreate", 13000);
   resolve(e.stream_get_green_ctx, "cuStreamGetGreenCtx", 13000);
-  resolve(e.stream_get_ctx_and_green_ctx, "cuStreamGetCtx", 13000); // cuStreamGetCtx_v2
   return e;
 }
 

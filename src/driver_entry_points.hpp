@@ -63,10 +63,6 @@ struct entry_points {
   CUresult (*ctx_from_green_ctx)(CUcontext*, CUgreenCtx) = nullptr;
   CUresult (*green_ctx_stream_create)(CUstream*, CUgreenCtx, unsigned int, int) = nullptr;
   CUresult (*stream_get_green_ctx)(CUstream, CUgreenCtx*) = nullptr;
-  /// cuStreamGetCtx of CUDA 12.5 on (cuStreamGetCtx_v2): a stream's green context (null for a plain
-  /// stream) and its regular context (a green stream's device's primary context) in one call, for
-  /// stream_pool::get_for. Null where missing (the two calls above are asked then).
-  CUresult (*stream_get_ctx_and_green_ctx)(CUstream, CUcontext*, CUgreenCtx*) = nullptr;
 
   [[nodiscard]] bool complete() const noexcept {
     return stream_get_ctx && ctx_get_id && primary_ctx_get_state && primary_ctx_retain && primary_ctx_release;

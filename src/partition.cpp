@@ -71,11 +71,13 @@ Fn require(Fn fn, const char* who, const char* call) {
   return fn;
 }
 
-// The live partitions by green context, so that a green context met on a stream (get_for) is
-// shared with the partition that made it rather than borrowed.
+// The live partitions by their context's id, so that a green context met on a stream (get_for) is
+// shared with the partition that made it rather than borrowed. By id, not by handle: a green
+// context destroyed by its owner (one that was borrowed) leaves its handle free for the next one,
+// while a context id is never given twice.
 std::mutex registry_lock;
-std::map<CUgreenCtx, std::weak_ptr<const partition_state>>& registry() {
-  static auto* live = new std::map<CUgreenCtx, std::weak_ptr<const partition_state>>; // outlives statics
+std::map<unsigned long long, std::weak_ptr<const partition_state>>& registry() {
+  static auto* live = new std::map<unsigned long long, std::weak_ptr<const partition_state>>; // outlives statics
   return *live;
 }
 
@@ -94,7 +96,7 @@ std::shared_ptr<const partition_state> describe(CUgreenCtx green, bool owned, co
   state->sm_count = sms.sm.smCount;
   state->owned = owned; // from here on the state destroys it
   const std::lock_guard lock(registry_lock);
-  if (auto& slot = registry()[green]; slot.expired()) slot = state; // the first live one stays found
+  if (auto& slot = registry()[state->id]; slot.expired()) slot = state; // the first live one stays found
   return state;
 }
 
@@ -111,7 +113,7 @@ partition_state::~partition_state() {
   {
     const std::lock_guard lock(registry_lock);
     auto& live = registry();
-    if (auto it = live.find(green); it != live.end() && it->second.expired()) live.erase(it);
+    if (auto it = live.find(id); it != live.end() && it->second.expired()) live.erase(it);
   }
   if (owned) {
     if (const auto destroy = driver::get().green_ctx_destroy) (void)destroy(green); // never throws
@@ -189,6 +191,7 @@ const detail::partition_state& partition::state(const char* operation) const {
 int partition::device() const { return state("device").device; }
 unsigned int partition::sm_count() const { return state("sm_count").sm_count; }
 unsigned long long partition::id() const { return state("id").id; }
+unsigned long long partition::id_or_zero() const noexcept { return state_ != nullptr ? state_->id : 0; }
 CUgreenCtx_st* partition::green_context() const { return state("green_context").green; }
 bool partition::owned() const { return state("owned").owned; }
 
@@ -348,29 +351,30 @@ CUgreenCtx_st* green_context_of(stream_view stream, const char* who) {
   return green;
 }
 
-void* context_of(stream_view stream, const char* who) {
+unsigned long long context_id_of(stream_view stream, const char* who) {
+  // cuStreamGetCtx answers a green stream's green context's own CUcontext (cuCtxFromGreenCtx's),
+  // whose id is its partition's; both calls are measured capture-safe (docs/cuda-graphs.md).
+  const auto& drv = driver::get();
   CUcontext context = nullptr;
-  check(require(driver::get().stream_get_ctx, who, "cuStreamGetCtx")(stream.get(), &context), who, "cuStreamGetCtx");
-  return context;
+  check(require(drv.stream_get_ctx, who, "cuStreamGetCtx")(stream.get(), &context), who, "cuStreamGetCtx");
+  unsigned long long id = 0;
+  check(require(drv.ctx_get_id, who, "cuCtxGetId")(context, &id), who, "cuCtxGetId");
+  return id;
 }
 
-stream_contexts contexts_of(stream_view stream, const char* who) {
-  stream_contexts found;
-  if (const auto both = driver::get().stream_get_ctx_and_green_ctx; both != nullptr) {
-    CUcontext context = nullptr;
-    check(both(stream.get(), &context, &found.green_context), who, "cuStreamGetCtx");
-    found.context = context;
-    return found;
-  }
-  found.green_context = green_context_of(stream, who);
-  if (found.green_context == nullptr) found.context = context_of(stream, who);
-  return found;
+bool green_context_alive(CUgreenCtx_st* green_context, unsigned long long context_id) noexcept {
+  const auto& drv = driver::get();
+  if (drv.ctx_from_green_ctx == nullptr || drv.ctx_get_id == nullptr) return false;
+  CUcontext context = nullptr;
+  unsigned long long id = 0;
+  return drv.ctx_from_green_ctx(&context, green_context) == CUDA_SUCCESS &&
+         drv.ctx_get_id(context, &id) == CUDA_SUCCESS && id == context_id;
 }
 
-partition partition_of_green_context(CUgreenCtx_st* green_context) {
+partition partition_of_green_context(CUgreenCtx_st* green_context, unsigned long long context_id) {
   {
     const std::lock_guard lock(registry_lock);
-    if (auto it = registry().find(green_context); it != registry().end()) {
+    if (auto it = registry().find(context_id); it != registry().end()) {
       if (auto live = it->second.lock()) return partition_access::make(std::move(live));
     }
   }

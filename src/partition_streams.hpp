@@ -1,6 +1,6 @@
 // What the owners and the pool need of partitions (src/partition.cpp): streams made in a green
-// context, the partition that keeps a unique_stream's green context alive, and the partition of
-// a green context met on someone's stream.
+// context, the partition that keeps a unique_stream's green context alive, a stream's context id,
+// and the partition of a green context met on someone's stream.
 #ifndef STREAMLIKE_SRC_PARTITION_STREAMS_HPP
 #define STREAMLIKE_SRC_PARTITION_STREAMS_HPP
 
@@ -43,23 +43,19 @@ void keep_partition_of(cudaStream_t handle, int device, partition&& p);
 /// the driver has no green contexts. Throws streamlike::error naming `who` if the driver fails.
 [[nodiscard]] CUgreenCtx_st* green_context_of(stream_view stream, const char* who);
 
-/// The context `stream` lives in (cuStreamGetCtx), as an opaque pointer. Throws streamlike::error
-/// naming `who` if the driver fails.
-[[nodiscard]] void* context_of(stream_view stream, const char* who);
+/// The driver's id of the context `stream` runs in (cuStreamGetCtx, then cuCtxGetId): for a green
+/// stream its green context's (its partition's id()), for a plain one its regular context's. Ids are
+/// never reused, unlike handles. Both calls are capture-safe. Throws streamlike::error naming `who`
+/// if the driver fails.
+[[nodiscard]] unsigned long long context_id_of(stream_view stream, const char* who);
 
-/// Where `stream` runs, as stream_pool::get_for needs it: its green context (null for a plain
-/// stream) and, for a plain stream, its context. One driver call where the driver has
-/// cuStreamGetCtx_v2, else cuStreamGetGreenCtx and, for a plain stream, cuStreamGetCtx. Throws
-/// streamlike::error naming `who` if the driver fails.
-struct stream_contexts {
-  CUgreenCtx_st* green_context = nullptr;
-  void* context = nullptr; // a plain stream's (for a green one, unspecified)
-};
-[[nodiscard]] stream_contexts contexts_of(stream_view stream, const char* who);
+/// Whether `green_context` is still the green context whose context has id `context_id`: false once
+/// it is destroyed, and once its handle names another green context made since. Never throws.
+[[nodiscard]] bool green_context_alive(CUgreenCtx_st* green_context, unsigned long long context_id) noexcept;
 
-/// The partition of a green context: the live streamlike partition made of it if there is one
-/// (shared, so it stays alive), else a borrowed one.
-[[nodiscard]] partition partition_of_green_context(CUgreenCtx_st* green_context);
+/// The partition of a green context whose context has id `context_id`: the live streamlike
+/// partition of that id if there is one (shared, so it stays alive), else a borrowed one.
+[[nodiscard]] partition partition_of_green_context(CUgreenCtx_st* green_context, unsigned long long context_id);
 
 } // namespace streamlike::detail
 

@@ -67,11 +67,14 @@ public:
   /// How many partitions and streams share this green context; 0 when empty.
   [[nodiscard]] long use_count() const noexcept { return state_.use_count(); }
 
-  /// The same green context.
-  friend bool operator==(const partition& a, const partition& b) noexcept { return a.state_ == b.state_; }
+  /// The same green context: the same context id (id()), so two partitions that borrowed one green
+  /// context compare equal, and one made later at a destroyed one's address does not. Two empty
+  /// partitions are equal, an empty one equals no other.
+  friend bool operator==(const partition& a, const partition& b) noexcept { return a.id_or_zero() == b.id_or_zero(); }
 
 private:
   friend struct detail::partition_access;
+  [[nodiscard]] unsigned long long id_or_zero() const noexcept; // a context id is never 0
   explicit partition(std::shared_ptr<const detail::partition_state> state) noexcept : state_(std::move(state)) {}
   const detail::partition_state& state(const char* operation) const;
 

@@ -48,12 +48,13 @@ public:
   /// green context the first time it is met (shared with the streamlike partition that made it,
   /// else borrowed: its owner must keep it alive while this pool lives); for a plain stream,
   /// get(). So a library that forks work from its caller's stream stays inside the caller's SMs.
-  /// One capture-safe driver query, cuStreamGetCtx_v2 (a driver without it: cuStreamGetGreenCtx,
-  /// then for a plain stream cuStreamGetCtx); then for a plain stream a comparison with the pool's
-  /// context, for a green one a look-up by green context without a lock (the lock is taken only
-  /// to make a sub-pool).
-  /// Throws std::invalid_argument for a stream of another device than the pool's,
-  /// streamlike::error when the driver fails.
+  /// The sub-pool's streams have the pool's priority. Two capture-safe driver queries, cuStreamGetCtx
+  /// and cuCtxGetId: sub-pools are found by the caller's context id (a handle can name another
+  /// green context once its owner destroyed the first), then, for the pool's own context, get(),
+  /// else a look-up without a lock (the lock is taken only to make a sub-pool). A borrowed
+  /// sub-pool whose green context is gone is dropped when the pool next makes one.
+  /// Throws std::invalid_argument for a stream of another device than the pool's, green or not
+  /// (naming both devices), streamlike::error when the driver fails.
   [[nodiscard]] shared_stream get_for(stream_view caller);
   /// The stream at `index % size()`, for callers that want a stable choice.
   [[nodiscard]] const shared_stream& at(std::size_t index) const noexcept { return streams_[index % streams_.size()]; }
@@ -62,16 +63,17 @@ public:
   [[nodiscard]] int device() const noexcept { return device_; }
 
 private:
-  void check_device_of(stream_view caller) const;
+  [[nodiscard]] shared_stream get_for_new_context(stream_view caller, unsigned long long id, std::size_t next);
+  // Throws std::invalid_argument unless `caller` (of partition `green`, or plain where null) is of the pool's device.
+  void check_device_of(stream_view caller, const partition* green) const;
 
   std::vector<shared_stream> streams_;
   int device_ = -1;
   int priority_ = 0;
   std::atomic<std::size_t> next_{0};
-  // get_for: the context of the pool's streams (a CUcontext, asked on first use), and the sub-pools
-  // by green context, made on first use. Keyed by handle: each sub-pool's streams keep their green
-  // context alive (or its owner does, for a borrowed one), so the handle cannot be reused meanwhile.
-  std::atomic<void*> context_{nullptr};
+  // get_for: the id of the context of the pool's streams (asked on first use), and the sub-pools by
+  // context id, made on first use.
+  std::atomic<unsigned long long> context_id_{0};
   // The sub-pools, an immutable table read with one acquire load; making a sub-pool publishes a
   // new table under the lock, and the ones it replaced stay (a reader may be scanning one) until
   // the pool dies (src/stream_pool.cpp).

@@ -242,8 +242,9 @@ class Partition:
     @staticmethod
     def create(device: int, sm_count: int) -> Partition: ...
     @staticmethod
-    def borrow(green_context: int) -> Partition:
-        """Shares a green context someone else owns (a CUgreenCtx address); never destroys it."""
+    def borrow(green_context: object) -> Partition:
+        """Shares a green context someone else owns, never destroying it: a CUgreenCtx address, a
+        torch.cuda.green_contexts.GreenContext, a cuda.core green Context, or a stream of it."""
     @property
     def device(self) -> int: ...
     @property

@@ -17,14 +17,12 @@ using streamlike::partition_info;
 
 std::uintptr_t address_of(CUgreenCtx_st* green) { return reinterpret_cast<std::uintptr_t>(green); }
 
-// A green context handle given as an int by its address (torch's, cuda.core's), refused otherwise.
-CUgreenCtx_st* green_context_argument(nb::handle handle) {
-  if (!PyLong_Check(handle.ptr()) || PyBool_Check(handle.ptr())) {
-    throw nb::type_error(("Partition.borrow: the green context must be an int (a CUgreenCtx address), got an "
-                          "object of type '" +
-                          std::string(Py_TYPE(handle.ptr())->tp_name) + "'")
-                             .c_str());
-  }
+constexpr const char* borrow_expects =
+    "expected an int (a CUgreenCtx address), a torch.cuda.green_contexts.GreenContext, a cuda.core green Context, "
+    "or a stream of a green context (an object with __cuda_stream__)";
+
+// A green context handle given as an int by its address, refused otherwise.
+CUgreenCtx_st* green_context_address(nb::handle handle) {
   const unsigned long long address = PyLong_AsUnsignedLongLong(handle.ptr());
   if (PyErr_Occurred() != nullptr) {
     PyErr_Clear();
@@ -33,6 +31,47 @@ CUgreenCtx_st* green_context_argument(nb::handle handle) {
                               .c_str());
   }
   return reinterpret_cast<CUgreenCtx_st*>(static_cast<std::uintptr_t>(address));
+}
+
+// A stream that `owner` (a framework's green context object) hands out, and what it is, for messages.
+// Neither torch's GreenContext nor cuda.core's Context shows its CUgreenCtx: the stream's is asked
+// (partition_of). torch: GreenContext.Stream(), a stream of its own pool (torch 2.9 on, C++ and
+// Python GreenContext alike); cuda.core: Context.create_stream(), valid on a green Context only.
+nb::object stream_of_green_context_object(nb::handle owner, const char*& what) {
+  if (nb::hasattr(owner, "is_green") && nb::hasattr(owner, "create_stream")) {
+    what = "a cuda.core Context";
+    if (!nb::cast<bool>(owner.attr("is_green"))) {
+      throw nb::value_error("Partition.borrow: a cuda.core Context that is not green (a device's primary context); "
+                            "expected one made with Device.create_context(ContextOptions(resources=...))");
+    }
+    return owner.attr("create_stream")();
+  }
+  what = "a torch GreenContext";
+  return owner.attr("Stream")();
+}
+
+// The green context `obj` names: an address, a framework's green context object, or a green stream.
+CUgreenCtx_st* green_context_argument(nb::handle obj) {
+  if (PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr())) return green_context_address(obj);
+  const char* what = "the stream";
+  nb::object stream;
+  if (nb::hasattr(obj, "__cuda_stream__")) {
+    stream = nb::borrow(obj);
+  } else if ((nb::hasattr(obj, "is_green") && nb::hasattr(obj, "create_stream")) ||
+             (nb::hasattr(obj, "Stream") && PyCallable_Check(obj.attr("Stream").ptr()))) {
+    stream = stream_of_green_context_object(obj, what);
+  } else {
+    throw nb::type_error(
+        ("Partition.borrow: an object of type '" + std::string(Py_TYPE(obj.ptr())->tp_name) + "'; " + borrow_expects)
+            .c_str());
+  }
+  const partition_info info = streamlike::partition_of(stream_argument(stream));
+  if (!info.green) {
+    throw nb::value_error((std::string("Partition.borrow: ") + what + " of type '" + Py_TYPE(obj.ptr())->tp_name +
+                           "' is in no green context (partition_of its stream: plain); " + borrow_expects)
+                              .c_str());
+  }
+  return info.green_context;
 }
 
 } // namespace
@@ -89,8 +128,11 @@ void bind_partition(nb::module_& m) {
           "A green context of sm_count SMs of `device` (rounded up to the driver's granularity).")
       .def_static(
           "borrow", [](nb::handle green) { return partition::borrow(green_context_argument(green)); },
-          nb::arg("green_context"),
-          "Shares a green context someone else owns (by its CUgreenCtx address); never destroys it.")
+          nb::arg("green_context").none(),
+          "Shares a green context someone else owns, never destroying it: given by its CUgreenCtx address, as a "
+          "torch.cuda.green_contexts.GreenContext or a cuda.core green Context (the green context of a stream "
+          "each hands out), or as a stream of it. Its owner keeps it alive while the partition and its streams "
+          "live.")
       .def_prop_ro("device", &partition::device)
       .def_prop_ro("sm_count", &partition::sm_count)
       .def_prop_ro("id", &partition::id, "The driver's unique id of the green context's context.")

@@ -122,6 +122,10 @@ long fake_cuda_live_green_contexts(void);
 long fake_cuda_orphaned_green_streams(void);
 void* fake_cuda_green_context_of(void* stream);
 
+/* The next green context cuGreenCtxCreate makes has the handle `green_context` (a destroyed one's),
+ * as a driver may reuse a freed address; its context and context id are new. */
+void fake_cuda_reuse_green_context_handle(void* green_context);
+
 /* Each device's SM count from now on (132 at the start, or STREAMLIKE_FAKE_CUDA_SMS). */
 void fake_cuda_set_sm_count(unsigned int sms);
 

@@ -107,6 +107,12 @@ long fake_cuda_live_events(void) {
   return static_cast<long>(f.events.size());
 }
 
+void fake_cuda_reuse_green_context_handle(void* green_context) {
+  fake& f = state();
+  std::lock_guard guard(f.lock);
+  f.reused_green_handle = green_context;
+}
+
 long fake_cuda_live_green_contexts(void) {
   fake& f = state();
   std::lock_guard guard(f.lock);

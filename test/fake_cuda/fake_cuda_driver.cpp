@@ -228,7 +228,7 @@ CUresult CUDAAPI fake_cuGreenCtxCreate(CUgreenCtx* green, CUdevResourceDesc desc
   auto d = f.descriptors.find(desc);
   if (green == nullptr || d == f.descriptors.end() || (flags & CU_GREEN_CTX_DEFAULT_STREAM) == 0)
     return CUDA_ERROR_INVALID_VALUE;
-  void* handle = f.new_handle();
+  void* handle = f.reused_green_handle != nullptr ? std::exchange(f.reused_green_handle, nullptr) : f.new_handle();
   green_state g;
   g.device = device;
   g.sm_count = d->second;

@@ -110,6 +110,8 @@ struct fake {
     }
   }
 
+  void* reused_green_handle = nullptr; // fake_cuda_reuse_green_context_handle: the next green context's
+
   void* new_handle() {
     next_handle += 0x100;
     return reinterpret_cast<void*>(next_handle);

@@ -183,3 +183,65 @@ TEST_CASE("owners made on a partition run work there and drop cleanly, the parti
   CHECK(cudaGetLastError() == cudaSuccess); // the drops (streams, then the green context) reported nothing
   REQUIRE(cudaFree(out) == cudaSuccess);
 }
+
+// A green context made with the driver's calls, as a framework (torch) makes one, and a stream in it.
+struct raw_green {
+  CUgreenCtx green = nullptr;
+  CUstream stream = nullptr;
+};
+raw_green make_raw_green(unsigned int sms) {
+  const auto device_resource = driver_function<decltype(&cuDeviceGetDevResource)>("cuDeviceGetDevResource", 13000);
+  const auto split = driver_function<decltype(&cuDevSmResourceSplitByCount)>("cuDevSmResourceSplitByCount", 13000);
+  const auto describe = driver_function<decltype(&cuDevResourceGenerateDesc)>("cuDevResourceGenerateDesc", 13000);
+  const auto create = driver_function<decltype(&cuGreenCtxCreate)>("cuGreenCtxCreate", 13000);
+  const auto create_stream = driver_function<decltype(&cuGreenCtxStreamCreate)>("cuGreenCtxStreamCreate", 13000);
+  CUdevResource all{};
+  CUdevResource group{};
+  unsigned int groups = 1;
+  CUdevResourceDesc desc = nullptr;
+  raw_green made;
+  REQUIRE(device_resource(0, &all, CU_DEV_RESOURCE_TYPE_SM) == CUDA_SUCCESS);
+  REQUIRE(split(&group, &groups, &all, nullptr, 0, sms) == CUDA_SUCCESS);
+  REQUIRE(describe(&desc, &group, 1) == CUDA_SUCCESS);
+  REQUIRE(create(&made.green, desc, 0, CU_GREEN_CTX_DEFAULT_STREAM) == CUDA_SUCCESS);
+  REQUIRE(create_stream(&made.stream, made.green, CU_STREAM_NON_BLOCKING, 0) == CUDA_SUCCESS);
+  return made;
+}
+
+void destroy_raw_green(const raw_green& g) {
+  REQUIRE(driver_function<decltype(&cuStreamDestroy)>("cuStreamDestroy", 12000)(g.stream) == CUDA_SUCCESS);
+  REQUIRE(driver_function<decltype(&cuGreenCtxDestroy)>("cuGreenCtxDestroy", 13000)(g.green) == CUDA_SUCCESS);
+}
+
+// The driver's answer for a destroyed green context's handle, which get_for asks (cuCtxFromGreenCtx)
+// to drop a borrowed sub-pool whose green context is gone: an error, or another context's id where
+// the address went to a new green context; never a crash.
+TEST_CASE("get_for after its owner destroyed a borrowed green context: the next one gets a sub-pool of its own") {
+  if (!sixteen_sms()) return;
+  const raw_green first = make_raw_green(16);
+  const unsigned long long first_id = partition_of(first.stream).context_id;
+  raw_green second;
+  {
+    stream_pool pool(2);
+    {
+      const shared_stream side = pool.get_for(first.stream);
+      CHECK(partition_of(side).context_id == first_id);
+      side.sync();
+    }
+    destroy_raw_green(first); // the owner's doing, while the pool holds a sub-pool of it
+    second = make_raw_green(24);
+    std::printf("partition: a green context made after one was destroyed %s its address\n",
+                second.green == first.green ? "reuses" : "does not reuse");
+    const auto caller = partition_of(second.stream);
+    CHECK(caller.context_id != first_id);
+    {
+      const shared_stream side = pool.get_for(second.stream); // drops the first's sub-pool
+      CHECK(partition_of(side) == caller);
+      CHECK(partition_of(side).sm_count == 24);
+      side.wait(stream_view(second.stream));
+      side.sync();
+    }
+  } // the pool, with its sub-pool of `second`, before `second`'s owner destroys it
+  CHECK(cudaGetLastError() == cudaSuccess);
+  destroy_raw_green(second);
+}

@@ -524,9 +524,111 @@ TEST_CASE_FIXTURE(fake_setup, "get_for asks the driver one capture-safe call, an
     for (std::size_t i = 0; const char* name = fake_cuda_called(i); ++i) made[name] = fake_cuda_calls(name);
     return made;
   };
-  // One call each: cuStreamGetCtx_v2 names the green context and the regular one together.
-  CHECK(calls_of(green) == calls{{"cuStreamGetCtx_v2", 1}});
-  CHECK(calls_of(plain) == calls{{"cuStreamGetCtx_v2", 1}});
+  // Two each: the caller's context (cuStreamGetCtx) and its id (cuCtxGetId), which finds the sub-pool.
+  CHECK(calls_of(green) == calls{{"cuCtxGetId", 1}, {"cuStreamGetCtx", 1}});
+  CHECK(calls_of(plain) == calls{{"cuCtxGetId", 1}, {"cuStreamGetCtx", 1}});
+}
+
+// A borrowed green context (torch's) may be destroyed by its owner while a pool lives, and the
+// driver may hand its address to the next green context: the sub-pools are found by context id,
+// which is never given twice.
+TEST_CASE_FIXTURE(fake_setup, "get_for: a green context made at a destroyed one's address gets a sub-pool of its own") {
+  const CUgreenCtx first = raw_green_context(8);
+  const cudaStream_t first_stream = raw_green_stream(first);
+  const unsigned long long first_id = partition_of(first_stream).context_id;
+  std::set<cudaStream_t> first_side;
+  std::set<cudaStream_t> second_side;
+  CUgreenCtx second = nullptr;
+  cudaStream_t second_stream = nullptr;
+  {
+    stream_pool pool(4);
+    for (int i = 0; i < 4; ++i) first_side.insert(pool.get_for(first_stream).get());
+    CHECK(first_side.size() == 4);
+    destroy_raw(first_stream, first); // its owner's doing: the sub-pool's streams are left in a dead green context
+    fake_cuda_reuse_green_context_handle(first);
+    second = raw_green_context(16);
+    REQUIRE(second == first); // the same address
+    second_stream = raw_green_stream(second);
+    const auto caller = partition_of(second_stream);
+    REQUIRE(caller.context_id != first_id);
+    const long streams = fake_cuda_live_streams();
+    for (int i = 0; i < 8; ++i) {
+      const shared_stream side = pool.get_for(second_stream);
+      second_side.insert(side.get());
+      CHECK(first_side.count(side.get()) == 0); // none of the dead green context's streams
+      CHECK(partition_of(side) == caller);      // the new one's: its id, its 16 SMs
+      streamlike_owned_stream* out = streamlike::to_owned_stream(side);
+      CHECK(out->sm_count == 16); // and the partition the stream keeps is the new one
+      out->deleter(out);
+    }
+    CHECK(second_side.size() == 4);
+    CHECK(fake_cuda_live_streams() == streams + 4); // a sub-pool of its own
+  }
+  // The pool is gone: it destroyed its streams, but never those of the dead green context (dropped
+  // when the new sub-pool was made), which CUDA leaves undefined to use.
+  for (const cudaStream_t h : second_side) CHECK(fake_cuda_capture_status(h) == -1);            // destroyed
+  for (const cudaStream_t h : first_side) CHECK(fake_cuda_capture_status(h) == fake_cuda_none); // still there
+  destroy_raw(second_stream, second);
+}
+
+TEST_CASE_FIXTURE(fake_setup, "get_for refuses a green stream of another device by name, and makes no sub-pool") {
+  stream_pool pool(2); // on device 0
+  const partition elsewhere = partition::create(1, 16);
+  const shared_stream caller = shared_stream::create({.partition = elsewhere});
+  const long streams = fake_cuda_live_streams();
+  const long uses = elsewhere.use_count();
+  const auto e = thrown<std::invalid_argument>([&] { (void)pool.get_for(caller); });
+  REQUIRE(e.has_value());
+  CHECK_MESSAGE(contains(e->what(), "stream_pool::get_for: a green stream of device 1 (a partition of 16 SMs)"),
+                e->what());
+  CHECK_MESSAGE(contains(e->what(), "expected a stream of the pool's device 0"), e->what());
+  CHECK(fake_cuda_live_streams() == streams); // no sub-pool made
+  CHECK(elsewhere.use_count() == uses);       // nor a copy of the partition kept
+  // A pool of device 1 serves it.
+  stream_pool on_device_1(2, {.device = 1});
+  const shared_stream side = on_device_1.get_for(caller);
+  CHECK(partition_of(side) == partition_of(caller));
+}
+
+TEST_CASE_FIXTURE(fake_setup, "get_for's sub-pools have the pool's priority") {
+  const partition p = partition::create(0, 16);
+  const shared_stream caller = shared_stream::create({.partition = p}); // priority 0
+  for (const int priority : {0, -1, -2}) {
+    CAPTURE(priority);
+    stream_pool pool(2, {.priority = priority});
+    for (int i = 0; i < 4; ++i) {
+      const shared_stream side = pool.get_for(caller);
+      REQUIRE(partition_of(side).green);
+      CHECK(side.priority() == priority);
+      int asked = 99;
+      REQUIRE(cudaStreamGetPriority(side.get(), &asked) == cudaSuccess);
+      CHECK(asked == priority); // as the driver made it
+    }
+  }
+}
+
+TEST_CASE_FIXTURE(fake_setup, "partitions are equal when they are of one green context, by its context id") {
+  const CUgreenCtx green = raw_green_context(16);
+  {
+    const partition a = partition::borrow(green);
+    const partition b = partition::borrow(green); // two owners' objects, one green context
+    CHECK(a.use_count() == 1);
+    CHECK(b.use_count() == 1);
+    CHECK(a == b);
+    const partition other = partition::create(0, 16);
+    CHECK(a != other);
+    CHECK(partition() == partition());
+    CHECK(partition() != a);
+  }
+  const partition before = partition::borrow(green);
+  CHECK(driver_function<decltype(&cuGreenCtxDestroy)>("cuGreenCtxDestroy")(green) == 0);
+  fake_cuda_reuse_green_context_handle(green);
+  const CUgreenCtx again = raw_green_context(16);
+  REQUIRE(again == green);
+  const partition after = partition::borrow(again);
+  CHECK(before.green_context() == after.green_context());
+  CHECK(before != after); // the same handle, another context
+  CHECK(driver_function<decltype(&cuGreenCtxDestroy)>("cuGreenCtxDestroy")(again) == 0);
 }
 
 // Run twice: as part of this program, and alone with STREAMLIKE_FAKE_CUDA_GREEN_CONTEXTS=0 (a driver

@@ -83,3 +83,51 @@ def test_torch_current_stream_under_set_context_is_green(sl):
     finally:
         leave()
     assert sl.StreamView(torch.cuda.current_stream()).partition is None
+
+
+def test_borrow_takes_a_torch_green_context(sl):
+    torch, GreenContext = green_context_or_skip()
+    ctx = GreenContext.create(num_sms=16, device_id=0)
+    if not hasattr(ctx, "Stream"):
+        pytest.skip("this torch's GreenContext hands out no streams (GreenContext.Stream)")
+    borrowed = sl.Partition.borrow(ctx)
+    info = sl.partition_of(ctx.Stream())
+    assert info.green
+    assert not borrowed.owned and borrowed.sm_count == 16 and borrowed.device == 0
+    assert borrowed.id == info.context_id and borrowed.green_context == info.green_context
+    assert borrowed == sl.Partition.borrow(info.green_context)
+    s = sl.Stream.create(partition=borrowed)  # a stream of our own, in torch's green context
+    assert s.partition == info
+    s.sync()
+    del s, borrowed
+    gc.collect()
+
+
+def test_borrow_takes_a_cuda_core_green_context(sl):
+    core = pytest.importorskip("cuda.core")
+    for name in ("ContextOptions", "SMResourceOptions"):
+        if not hasattr(core, name):
+            pytest.skip(f"this cuda.core has no {name}: no green contexts")
+    device = core.Device(0)
+    device.set_current()
+    try:
+        groups, _ = device.resources.sm.split(core.SMResourceOptions(count=16))
+        ctx = device.create_context(core.ContextOptions(resources=[groups[0]]))
+    except (RuntimeError, NotImplementedError) as e:  # a driver or cuda.core without the calls
+        pytest.skip(f"cuda.core cannot make a green context here: {e}")
+    assert ctx.is_green
+    borrowed = sl.Partition.borrow(ctx)
+    assert not borrowed.owned and borrowed.device == 0
+    assert borrowed.sm_count == groups[0].sm_count
+    stream = ctx.create_stream()
+    info = sl.partition_of(stream)
+    assert info.green and borrowed.id == info.context_id
+    with pytest.raises(ValueError, match="a cuda.core Context that is not green"):
+        sl.Partition.borrow(device.context)
+    side = sl.StreamPool(2).get_for(stream)
+    assert side.partition == info
+    side.sync()
+    del side, borrowed
+    gc.collect()
+    stream.close()
+    ctx.close()

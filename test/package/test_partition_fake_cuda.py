@@ -93,6 +93,86 @@ def test_streams_made_on_a_partition_report_it_and_plain_ones_report_none(sl):
         assert (info.green, info.sm_count, info.green_context) == (False, 132, 0)
 
 
+class FakeTorchGreenContext:
+    """torch.cuda.green_contexts.GreenContext's surface (torch/csrc/cuda/GreenContext.cpp binds create,
+    set_context, pop_context and Stream): no handle, streams from Stream()."""
+
+    def __init__(self, stream):
+        self.stream, self.streams_made = stream, 0
+
+    def set_context(self):
+        raise AssertionError("Partition.borrow must not make the green context current")
+
+    pop_context = set_context
+
+    def Stream(self):  # noqa: N802 (torch's name)
+        self.streams_made += 1
+        return Exporter(self.stream)
+
+
+class FakeCoreContext:
+    """cuda.core's Context surface (cuda_core/cuda/core/_context.pyx): handle (a CUcontext, not the
+    CUgreenCtx), is_green, resources, create_stream(), close()."""
+
+    def __init__(self, stream, green):
+        self.stream, self.is_green, self.streams_made = stream, green, 0
+        self.handle = 0x1234  # a CUcontext: of no use to find the green context
+
+    def create_stream(self, options=None):
+        assert options is None
+        self.streams_made += 1
+        return Exporter(self.stream)
+
+    def close(self):
+        raise AssertionError("Partition.borrow must not close the context")
+
+
+def test_borrow_takes_torch_and_cuda_core_green_contexts_and_green_streams(sl):
+    p = sl.Partition.create(0, 16)
+    green = sl.Stream.create(partition=p)
+    greens = fake.fake_cuda_live_green_contexts()
+    torch_like = FakeTorchGreenContext(green)
+    core_like = FakeCoreContext(green, green=True)
+    for given in (p.green_context, torch_like, core_like, green, Exporter(green), sl.StreamView(green)):
+        borrowed = sl.Partition.borrow(given)
+        assert not borrowed.owned
+        assert (borrowed.device, borrowed.sm_count, borrowed.id) == (0, 16, p.id)
+        assert borrowed.green_context == p.green_context
+        assert borrowed == p  # one green context: equal by context id
+    assert torch_like.streams_made == 1 and core_like.streams_made == 1
+    del borrowed
+    gc.collect()
+    assert fake.fake_cuda_live_green_contexts() == greens  # a borrowed partition never destroys it
+
+
+@pytest.mark.parametrize(
+    "given, error, message",
+    [
+        ("a string", TypeError, r"Partition.borrow: an object of type 'str'; expected an int \(a CUgreenCtx address\)"),
+        (True, TypeError, "an object of type 'bool'"),
+        (None, TypeError, "an object of type 'NoneType'; expected .* torch.cuda.green_contexts.GreenContext"),
+        (-1, ValueError, "Partition.borrow: -1 is not a green context address"),
+    ],
+)
+def test_borrow_refuses_what_is_no_green_context_by_name(sl, given, error, message):
+    with pytest.raises(error, match=message):
+        sl.Partition.borrow(given)
+
+
+def test_borrow_refuses_plain_streams_and_a_primary_cuda_core_context(sl):
+    plain = sl.Stream.create()
+    for given, what in (
+        (plain, "the stream of type 'streamlike.Stream'"),
+        (FakeTorchGreenContext(plain), "a torch GreenContext of type 'FakeTorchGreenContext'"),
+    ):
+        with pytest.raises(ValueError, match=f"Partition.borrow: {what} is in no green context"):
+            sl.Partition.borrow(given)
+    primary = FakeCoreContext(plain, green=False)
+    with pytest.raises(ValueError, match="a cuda.core Context that is not green"):
+        sl.Partition.borrow(primary)
+    assert primary.streams_made == 0  # refused before asking for a stream
+
+
 def test_stream_create_refuses_a_bad_partition_argument_by_name(sl):
     p = sl.Partition.create(0, 16)
     with pytest.raises(TypeError, match="Stream.create: partition must be a streamlike.Partition or None, got 'int'"):
