@@ -87,6 +87,9 @@ struct fake {
   int capture_at_create = fake_cuda_none;
   bool events_ready = true;
   std::FILE* log = nullptr;
+  // The CUDA version the driver supports. One of an older major than the runtime's, as a real
+  // driver does, refuses stream creation with cudaErrorInsufficientDriver.
+  int driver_version = CUDART_VERSION;
 
   fake() {
     if (const char* n = std::getenv("STREAMLIKE_FAKE_CUDA_DEVICES")) devices = std::atoi(n);
@@ -98,6 +101,7 @@ struct fake {
     }
     if (const char* e = std::getenv("STREAMLIKE_FAKE_CUDA_EVENTS")) events_ready = std::strcmp(e, "not_ready") != 0;
     if (const char* path = std::getenv("STREAMLIKE_FAKE_CUDA_LOG")) log = std::fopen(path, "a");
+    if (const char* v = std::getenv("STREAMLIKE_FAKE_CUDA_DRIVER_VERSION")) driver_version = std::atoi(v);
     // The default streams exist from the start, on device 0.
     for (std::uintptr_t h : {std::uintptr_t{0}, std::uintptr_t{1}, std::uintptr_t{2}}) {
       stream_state s;
@@ -273,6 +277,7 @@ deferred take_pending(fake& f, stream_state& s) {
 cudaError_t create_stream(cudaStream_t* out, unsigned int flags, int priority, void* green = nullptr) {
   fake& f = state();
   std::lock_guard guard(f.lock);
+  if (f.driver_version / 1000 < CUDART_VERSION / 1000) return fail(cudaErrorInsufficientDriver);
   if (f.devices <= 0) return fail(cudaErrorNoDevice);
   if (out == nullptr) return fail(cudaErrorInvalidValue);
   void* handle = f.new_handle();
@@ -977,7 +982,7 @@ cudaError_t CUDARTAPI cudaGetDeviceProperties(cudaDeviceProp* prop, int device) 
 }
 
 cudaError_t CUDARTAPI cudaDriverGetVersion(int* version) {
-  if (version != nullptr) *version = CUDART_VERSION;
+  if (version != nullptr) *version = state().driver_version;
   return cudaSuccess;
 }
 
