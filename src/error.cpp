@@ -2,10 +2,16 @@
 
 #include <streamlike/error.hpp>
 
+#include <atomic>
 #include <string>
 
 namespace streamlike {
 namespace {
+
+std::atomic<detail::older_driver_advice>& older_driver_advice_slot() noexcept {
+  static std::atomic<detail::older_driver_advice> slot{nullptr};
+  return slot;
+}
 
 std::string version_text(int version) { // 13000 -> "13.0"
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
@@ -25,8 +31,15 @@ std::string insufficient_driver_text() {
            " needs one that supports it, R580 or newer for CUDA 13) or run on a machine with an NVIDIA GPU";
   }
   if (driver_known && runtime_known && driver < runtime) {
-    return "the CUDA driver supports CUDA " + version_text(driver) + ", older than " + runtime_text +
-           ", which this program was built with: update the NVIDIA driver";
+    std::string text = "the CUDA driver supports CUDA " + version_text(driver) + ", older than " + runtime_text +
+                       ", which this program was built with: update the NVIDIA driver";
+    const detail::older_driver_advice advice = older_driver_advice_slot().load(std::memory_order_acquire);
+    const char* more = advice != nullptr && driver / 1000 < runtime / 1000 ? advice(driver / 1000) : nullptr;
+    if (more != nullptr) {
+      text += ", or ";
+      text += more;
+    }
+    return text;
   }
   return cudaGetErrorString(cudaErrorInsufficientDriver); // nothing better known
 }
@@ -63,6 +76,10 @@ error::error(cudaError_t code, std::string_view operation)
 
 error::error(cudaError_t code, std::string_view operation, std::string_view reason)
     : std::runtime_error("streamlike: " + std::string(operation) + ": " + std::string(reason)), code_(code) {}
+
+void detail::set_older_driver_advice(older_driver_advice advice) noexcept {
+  older_driver_advice_slot().store(advice, std::memory_order_release);
+}
 
 void detail::throw_error(cudaError_t code, std::string_view operation) {
   // The error is reported by the exception; leave none behind for the caller's next launch check

@@ -150,10 +150,16 @@ partition partition::create(int device, unsigned int sm_count) {
                                 "cuDevSmResourceSplitByCount")(&group, &groups, &all, nullptr, 0, sm_count),
                 who, "cuDevSmResourceSplitByCount");
   if (groups == 0) {
+#if CUDART_VERSION >= 13000
+    // CUDA 13 reports the granularity; CUDA 12's CUdevSmResource has the SM count alone.
+    const std::string granularity = " (minSmPartitionSize " + std::to_string(all.sm.minSmPartitionSize) +
+                                    ", alignment " + std::to_string(all.sm.smCoscheduledAlignment) + ")";
+#else
+    const std::string granularity;
+#endif
     throw error(cudaErrorInvalidResourceConfiguration, "partition::create: cuDevSmResourceSplitByCount",
                 "no group of " + std::to_string(sm_count) + " SMs fits device " + std::to_string(device) +
-                    "'s granularity (minSmPartitionSize " + std::to_string(all.sm.minSmPartitionSize) + ", alignment " +
-                    std::to_string(all.sm.smCoscheduledAlignment) + ")");
+                    "'s granularity" + granularity);
   }
   CUdevResourceDesc desc = nullptr;
   detail::check(detail::require(drv.dev_resource_generate_desc, who, "cuDevResourceGenerateDesc")(&desc, &group, 1),

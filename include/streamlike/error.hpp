@@ -38,6 +38,14 @@ private:
 };
 
 namespace detail {
+/// What a program built on streamlike offers besides updating the driver when the driver is older
+/// than the runtime's CUDA major (cudaErrorInsufficientDriver): the Python package names its build
+/// for that driver ("pip install streamlike-cu12"). Called with the driver's CUDA major; returns a
+/// static string appended to the error's text, or nullptr for nothing to add. Set before CUDA is
+/// used (the package sets it when imported).
+using older_driver_advice = const char* (*)(int driver_major) noexcept;
+STREAMLIKE_API void set_older_driver_advice(older_driver_advice advice) noexcept;
+
 /// Throws streamlike::error; out of line, so the cold path stays out of its callers.
 [[noreturn]] STREAMLIKE_API void throw_error(cudaError_t code, std::string_view operation);
 

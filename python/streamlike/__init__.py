@@ -42,10 +42,19 @@ from ._use import (
     use,
 )
 
-try:
-    __version__: str = _metadata.version("streamlike")  # the installed distribution's (meson.build's)
-except _metadata.PackageNotFoundError:  # imported from a build tree, not installed
-    __version__ = "0+unknown"
+
+def _installed_version() -> str:
+    # The installed distribution's version (meson.build's): `pip install .` installs streamlike,
+    # the binary wheels streamlike-cu13 or streamlike-cu12 (docs/python-package.md, "Binary wheels").
+    for distribution in ("streamlike", "streamlike-cu13", "streamlike-cu12"):
+        try:
+            return _metadata.version(distribution)
+        except _metadata.PackageNotFoundError:
+            pass
+    return "0+unknown"  # imported from a build tree, not installed
+
+
+__version__: str = _installed_version()
 
 
 @runtime_checkable

@@ -4,6 +4,16 @@
 // layout is shared with every module built on the casters); the rest are nanobind classes.
 #include "package.hpp"
 
+#include <streamlike/error.hpp>
+
+namespace {
+// The wheels are built per CUDA major (docs/python-package.md, "Binary wheels"): a driver too old
+// for this one's runtime may run another's.
+const char* wheel_for_driver(int driver_major) noexcept {
+  return driver_major == 12 ? "install streamlike-cu12, the package built for CUDA 12 drivers" : nullptr;
+}
+} // namespace
+
 NB_MODULE(_streamlike, m) {
   // Free-threaded builds: no state here relies on the GIL (the facts caches are atomic, the
   // library is thread-safe).
@@ -16,4 +26,5 @@ NB_MODULE(_streamlike, m) {
   pkg::bind_capture(m);
   pkg::bind_functions(m);
   pkg::bind_current_stream(m);
+  streamlike::detail::set_older_driver_advice(&wheel_for_driver);
 }

@@ -62,6 +62,11 @@
  *                                       (default: ready)
  *   STREAMLIKE_FAKE_CUDA_LOG=PATH       appends one line per call to PATH: "NAME" for a call,
  *                                       "INVALIDATED NAME" for a call that invalidated a capture
+ *   STREAMLIKE_FAKE_CUDA_DRIVER_VERSION=N
+ *                                       the CUDA version cudaDriverGetVersion reports (e.g. 12080;
+ *                                       default: the runtime's); of an older major than the
+ *                                       runtime's, stream creation fails with
+ *                                       cudaErrorInsufficientDriver, as a real driver's first call
  */
 #ifndef STREAMLIKE_TEST_FAKE_CUDA_H
 #define STREAMLIKE_TEST_FAKE_CUDA_H

@@ -28,6 +28,7 @@ deferred take_pending(fake& f, stream_state& s) {
 cudaError_t create_stream(cudaStream_t* out, unsigned int flags, int priority, void* green) {
   fake& f = state();
   std::lock_guard guard(f.lock);
+  if (f.driver_version / 1000 < CUDART_VERSION / 1000) return fail(cudaErrorInsufficientDriver);
   if (f.devices <= 0) return fail(cudaErrorNoDevice);
   if (out == nullptr) return fail(cudaErrorInvalidValue);
   void* handle = f.new_handle();

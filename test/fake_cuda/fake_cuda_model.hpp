@@ -91,6 +91,9 @@ struct fake {
   int capture_at_create = fake_cuda_none;
   bool events_ready = true;
   std::FILE* log = nullptr;
+  // The CUDA version the driver supports. One of an older major than the runtime's, as a real
+  // driver does, refuses stream creation with cudaErrorInsufficientDriver.
+  int driver_version = CUDART_VERSION;
 
   fake() {
     if (const char* n = std::getenv("STREAMLIKE_FAKE_CUDA_DEVICES")) devices = std::atoi(n);
@@ -102,6 +105,7 @@ struct fake {
     }
     if (const char* e = std::getenv("STREAMLIKE_FAKE_CUDA_EVENTS")) events_ready = std::strcmp(e, "not_ready") != 0;
     if (const char* path = std::getenv("STREAMLIKE_FAKE_CUDA_LOG")) log = std::fopen(path, "a");
+    if (const char* v = std::getenv("STREAMLIKE_FAKE_CUDA_DRIVER_VERSION")) driver_version = std::atoi(v);
     // The default streams exist from the start, on device 0.
     for (std::uintptr_t h : {std::uintptr_t{0}, std::uintptr_t{1}, std::uintptr_t{2}}) {
       stream_state s;

@@ -58,7 +58,7 @@ cudaError_t CUDARTAPI cudaGetDeviceProperties(cudaDeviceProp* prop, int device) 
 }
 
 cudaError_t CUDARTAPI cudaDriverGetVersion(int* version) {
-  if (version != nullptr) *version = CUDART_VERSION;
+  if (version != nullptr) *version = state().driver_version;
   return cudaSuccess;
 }
 

@@ -214,3 +214,64 @@ def test_a_cupy_capture_is_seen_by_the_first_call_made_in_it(installed, call, op
     assert f"refused: streamlike: {operation}" in result.stdout, result.stdout
     assert "current stream is capturing a CUDA graph" in result.stdout, result.stdout
     assert "invalidations: 0" in result.stdout, result.stdout
+
+
+_CREATE_UNDER_DRIVER = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import streamlike
+try:
+    streamlike.Stream.create()
+    print("created")
+except RuntimeError as e:
+    print(e)
+"""
+
+
+def runtime_version():
+    version = ctypes.c_int()
+    assert fake.cudaRuntimeGetVersion(ctypes.byref(version)) == 0
+    return version.value
+
+
+@pytest.mark.parametrize("driver", [12080, 11080])
+def test_a_driver_too_old_for_the_runtime_is_named_with_the_wheel_it_can_run(installed, driver):
+    # A fresh process: the fake reads the driver's version when first called.
+    import subprocess
+    import sys
+
+    runtime = runtime_version()
+    if runtime // 1000 != 13:
+        pytest.skip(f"the package is built with CUDA {runtime // 1000}, and the drivers named are for CUDA 13's")
+    result = subprocess.run(
+        [sys.executable, "-c", _CREATE_UNDER_DRIVER, installed.site],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "STREAMLIKE_FAKE_CUDA_DRIVER_VERSION": str(driver)},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = result.stdout.strip()
+    driver_text = f"{driver // 1000}.{driver % 1000 // 10}"
+    assert text.startswith("streamlike: "), text
+    assert "cudaErrorInsufficientDriver (the CUDA driver supports CUDA " + driver_text + ", older than CUDA 13." in text
+    assert "update the NVIDIA driver" in text, text
+    if driver // 1000 == 12:  # the cu12 wheel runs there
+        assert text.endswith("or install streamlike-cu12, the package built for CUDA 12 drivers)"), text
+    else:  # no wheel for it: updating is the one way
+        assert "streamlike-cu12" not in text, text
+
+
+def test_a_driver_of_the_runtimes_major_creates_streams(installed):
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", _CREATE_UNDER_DRIVER, installed.site],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "STREAMLIKE_FAKE_CUDA_DRIVER_VERSION": str(runtime_version() // 1000 * 1000)},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip() == "created", result.stdout

@@ -9,8 +9,10 @@ relies on is read back: the version (meson.build's), the stubs, get_include()'s 
 error for a machine without a CUDA driver, and python -m streamlike.check (its help, a checked run
 of a program, the pytest plugin's entry point).
 
-Environment: STREAMLIKE_SOURCE (the repository root; default two folders up) and
-STREAMLIKE_WHEELHOUSE (the build requirements for pip, offline; default .deps/wheels).
+Environment: STREAMLIKE_SOURCE (the repository root; default two folders up),
+STREAMLIKE_WHEELHOUSE (the build requirements for pip, offline; default .deps/wheels), and
+STREAMLIKE_WHEELS: a folder of wheels built already (scripts/wheel-matrix's OUTDIR/wheels); each
+of them this interpreter can install is checked the same way, besides the one built here.
 """
 
 import ast
@@ -67,17 +69,35 @@ def uncommitted_changes():
 
 
 class Built:
-    def __init__(self, out, log, from_tree):
+    def __init__(self, wheel, log, from_tree, sdists=()):
         self.log = log
         self.from_tree = from_tree  # why the wheel was built from the tree, not the sdist (None: from the sdist)
-        wheels = glob.glob(os.path.join(out, "*.whl"))
-        assert len(wheels) == 1, (wheels, log)
-        self.wheel = wheels[0]
-        self.sdists = glob.glob(os.path.join(out, "*.tar.gz"))
+        self.wheel = wheel
+        self.sdists = list(sdists)
+        # streamlike_cu13-0.1.0-...: the distribution streamlike-cu13
+        self.distribution = os.path.basename(wheel).split("-")[0].replace("_", "-")
+        self.given = False  # True for a wheel of STREAMLIKE_WHEELS
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def given_wheels():
+    """The wheels of STREAMLIKE_WHEELS this interpreter can install (its CPython tag)."""
+    folder = os.environ.get("STREAMLIKE_WHEELS")
+    if not folder:
+        return []
+    cp = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    return sorted(glob.glob(os.path.join(folder, f"streamlike_cu*-{cp}-{cp}-*.whl")))
+
+
+@pytest.fixture(scope="module", params=["built here"] + given_wheels(), ids=os.path.basename)
+def built(request, tmp_path_factory):
+    if request.param != "built here":
+        given = Built(request.param, "", "a wheel of STREAMLIKE_WHEELS, built elsewhere")
+        given.given = True
+        return given
+    return build_here(tmp_path_factory)
+
+
+def build_here(tmp_path_factory):
     if subprocess.run([sys.executable, "-c", "import build, auditwheel"], capture_output=True).returncode != 0:
         missing(f"build and auditwheel are not installed for {sys.executable} (scripts/setup installs them)")
     if shutil.which("patchelf") is None:
@@ -93,8 +113,11 @@ def built(tmp_path_factory):
         text=True,
         env={**os.environ, "STREAMLIKE_WHEELHOUSE": WHEELHOUSE},
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return Built(out, result.stdout + result.stderr, from_tree)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log
+    wheels = glob.glob(os.path.join(out, "*.whl"))
+    assert len(wheels) == 1, (wheels, log)
+    return Built(wheels[0], log, from_tree, glob.glob(os.path.join(out, "*.tar.gz")))
 
 
 def extension_in(wheel):
@@ -108,17 +131,41 @@ def extension_in(wheel):
 
 
 def test_the_wheel_was_built_from_the_sdist(built):
+    if built.given:
+        pytest.skip("a wheel built elsewhere: how is scripts/wheel's to say")
     if built.from_tree:
         missing(f"{built.from_tree}: the wheel was built from the tree, the sdist not made")
     assert [os.path.basename(s) for s in built.sdists] == [f"streamlike-{meson_build_version()}.tar.gz"]
-    assert re.search(r"wheel, built from streamlike-.*\.tar\.gz by", built.log), built.log
+    assert re.search(r"wheel of streamlike-cu\d+ .*, built from streamlike-.*\.tar\.gz by", built.log), built.log
 
 
 def test_the_wheel_carries_meson_builds_version(built):
     version = meson_build_version()
     cp = f"cp{sys.version_info.major}{sys.version_info.minor}"
     name = os.path.basename(built.wheel)
-    assert re.fullmatch(rf"streamlike-{re.escape(version)}-{cp}-{cp}-manylinux_2_\d+_{platform.machine()}\.whl", name)
+    assert re.fullmatch(
+        rf"streamlike_cu1[23]-{re.escape(version)}-{cp}-{cp}-manylinux_2_\d+_{platform.machine()}\.whl", name
+    ), name
+
+
+def metadata_of(wheel):
+    with zipfile.ZipFile(wheel) as z:
+        dist_info = f"{os.path.basename(wheel).split('-')[0]}-{meson_build_version()}.dist-info"
+        return z.read(f"{dist_info}/METADATA").decode(), set(z.namelist()), dist_info
+
+
+def test_the_metadata_names_the_cuda_major_the_driver_and_carries_the_license(built):
+    metadata, names, dist_info = metadata_of(built.wheel)
+    major = re.fullmatch(r"streamlike-cu(\d+)", built.distribution).group(1)
+    headers, _, description = metadata.partition("\n\n")
+    assert f"Name: {built.distribution}\n" in headers, headers
+    assert f"Classifier: Environment :: GPU :: NVIDIA CUDA :: {major}\n" in headers, headers
+    assert re.search(rf"^Summary: .*\(CUDA {major}: NVIDIA driver R\d+ or newer\)$", headers, re.M), headers
+    assert "License-Expression: Apache-2.0" in headers, headers
+    assert f"{dist_info}/licenses/LICENSE" in names, sorted(names)
+    # The description is the user's page (python/README.md), not the developer's guide.
+    with open(os.path.join(SOURCE, "python", "README.md")) as f:
+        assert description.strip() == f.read().strip()
 
 
 def test_auditwheel_grants_the_manylinux_tag_the_wheel_is_named_by(built):
@@ -225,6 +272,7 @@ def installed(built, compiler_free):
         compiler_free, "pip", "install", "--no-index", "--no-deps", "--only-binary=:all:", "--no-cache-dir", built.wheel
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    compiler_free.distribution = built.distribution
     return compiler_free
 
 
@@ -259,7 +307,7 @@ def facts(installed):
 
 
 def test_pip_installs_the_wheel_without_building_it(installed):
-    listed = run_in(installed, "pip", "show", "--files", "streamlike")
+    listed = run_in(installed, "pip", "show", "--files", installed.distribution)
     assert listed.returncode == 0, listed.stderr
     assert re.search(r"streamlike/_streamlike\..*\.so", listed.stdout), listed.stdout
 
