@@ -390,7 +390,7 @@ std::string cupti_holder(const char* named_by_cupti) {
 // Subscribes beside other subscribers where CUPTI allows it (cuptiSubscribe_v2 with
 // allowMultipleSubscribers, CUPTI 13.2 and newer); else alone. `how` says which.
 CUptiResult subscribe(std::string& holder, const char*& how) {
-  char old_name[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = {};
+  char old_name[old_subscriber_name_size] = {};
   CUptiResult result = CUPTI_ERROR_INVALID_PARAMETER;
   if (cupti->subscribe_v2 != nullptr) {
     // The newest struct first; each older one where CUPTI refuses the size.
