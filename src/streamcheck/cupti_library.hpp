@@ -25,10 +25,10 @@ struct subscriber_params {
   std::uint8_t allowMultipleSubscribers;
   std::uint8_t padding[7];
 };
-/// The 13.0 struct's size: what a CUPTI without allowMultipleSubscribers accepts.
 /// Room for the name CUPTI writes of the subscriber that holds it: twice 13.0's
 /// CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN (64), a macro that CUDA 12's CUPTI headers lack.
 inline constexpr std::size_t old_subscriber_name_size = 128;
+/// The 13.0 struct's size: what a CUPTI without allowMultipleSubscribers accepts.
 inline constexpr std::size_t subscriber_params_size_13_0 =
     offsetof(subscriber_params, oldSubscriberSize) + sizeof(std::size_t);
 /// 13.4's CUpti_SubscriberParams_STRUCT_SIZE (through the padding), and the size that ends at the

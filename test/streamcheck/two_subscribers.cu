@@ -9,6 +9,7 @@
 // the nvidia-cuda-cupti wheel.
 //
 // usage: two_subscribers LIBRARY   (LIBRARY: libstreamlike_check.so)
+#include "../../src/streamcheck/cupti_library.hpp"
 #include "../gpu/device_presence.hpp"
 
 #include <streamlike/current_stream.hpp>
@@ -36,15 +37,8 @@ namespace {
 
 __global__ void touch(int* p) { *p += 1; }
 
-// CUpti_SubscriberParams as CUPTI 13.4 lays it out (the 13.0 headers lack the last fields).
-struct subscriber_params {
-  std::size_t structSize;
-  const char* subscriberName;
-  char* oldSubscriberName;
-  std::size_t oldSubscriberSize;
-  std::uint8_t allowMultipleSubscribers;
-  std::uint8_t padding[7];
-};
+// CUpti_SubscriberParams as CUPTI 13.4 lays it out: the checker's own declaration.
+using streamlike::check::subscriber_params;
 
 std::atomic<int> launches_seen{0};
 
@@ -121,9 +115,9 @@ int main(int argc, char** argv) {
     return fail("no libcupti.so.13 with cuptiGetVersion, cuptiSubscribe_v2 and cuptiEnableCallback in the process");
   std::printf("two_subscribers: CUPTI %u\n", version);
 
-  char old_name[128] = {};
+  char old_name[streamlike::check::old_subscriber_name_size] = {};
   subscriber_params p{};
-  p.structSize = sizeof p; // 13.4's CUpti_SubscriberParams_STRUCT_SIZE
+  p.structSize = streamlike::check::subscriber_params_size; // 13.4's CUpti_SubscriberParams_STRUCT_SIZE
   p.subscriberName = "two_subscribers test";
   p.oldSubscriberName = old_name;
   p.oldSubscriberSize = sizeof old_name;
