@@ -2,6 +2,7 @@
 // program carries the fake CUDA of test/fake_cuda (two devices): streams are its streams.
 #include "fake_cuda_streams.hpp"
 #include "host_support.hpp"
+#include "thread_local_framework.hpp"
 
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_providers.hpp>
@@ -51,18 +52,7 @@ thread_local bool fake_framework::fail_set = false;
 thread_local bool fake_framework::unavailable = false;
 
 /// A second framework, so that two can disagree.
-struct other_framework {
-  static thread_local void* current;
-  static int get(void*, int32_t, void** stream) {
-    *stream = current;
-    return STREAMLIKE_CURRENT_STREAM_OK;
-  }
-  static int set(void*, int32_t, void* stream) {
-    current = stream;
-    return STREAMLIKE_CURRENT_STREAM_OK;
-  }
-};
-thread_local void* other_framework::current = nullptr;
+using other_framework = thread_local_framework<struct other_framework_tag>;
 
 /// A framework whose current stream is more than a handle: enter saves a token, leave restores it.
 struct token_framework {

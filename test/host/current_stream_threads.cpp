@@ -4,6 +4,7 @@
 // this under AddressSanitizer); the C restore says FAILED. The program carries the fake CUDA.
 #include "fake_cuda_streams.hpp"
 #include "host_support.hpp"
+#include "thread_local_framework.hpp"
 
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/current_stream.hpp>
@@ -23,18 +24,7 @@ using streamlike::stream_view;
 constexpr int device = 0;
 
 /// A framework's current stream, one per thread (device 0 only).
-struct framework {
-  static thread_local void* current;
-  static int get(void*, int32_t, void** stream) {
-    *stream = current;
-    return STREAMLIKE_CURRENT_STREAM_OK;
-  }
-  static int set(void*, int32_t, void* stream) {
-    current = stream;
-    return STREAMLIKE_CURRENT_STREAM_OK;
-  }
-};
-thread_local void* framework::current = nullptr;
+using framework = thread_local_framework<struct framework_tag>;
 
 /// Registers the framework for the program's duration (once, whichever test case runs first).
 void register_framework() {
