@@ -114,3 +114,31 @@ BAD_RESULTS = [
     ((0, None), TypeError, "returned a stream address of type 'NoneType'"),
     ((0, "0x10"), TypeError, "returned a stream address of type 'str'"),
 ]
+
+
+def fake_torch_stream_class():
+    """A class shaped like torch.cuda.Stream: its __cuda_stream__ is a Python function that says
+    it is torch's (module torch.cuda.streams, qualname Stream.__cuda_stream__) and returns
+    (0, self.cuda_stream). `calls` counts how often the method really runs."""
+    calls = []
+
+    def __cuda_stream__(self):
+        calls.append(self)
+        return (0, self.cuda_stream)
+
+    __cuda_stream__.__module__ = "torch.cuda.streams"
+    __cuda_stream__.__qualname__ = "Stream.__cuda_stream__"
+
+    class Stream:
+        reads = 0  # how often `cuda_stream` was read
+
+        def __init__(self, handle):
+            self.handle = handle
+
+        @property
+        def cuda_stream(self):
+            type(self).reads += 1
+            return self.handle
+
+    Stream.__cuda_stream__ = __cuda_stream__
+    return Stream, calls

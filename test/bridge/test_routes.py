@@ -8,27 +8,7 @@ installed (test/package/test_bridge_routes.py).
 """
 
 import pytest
-from exporters import LEGACY, Exporter, NotAStream
-
-
-def torch_like_class():
-    """A class whose __cuda_stream__ says it is torch's (module torch.cuda.streams, qualname
-    Stream.__cuda_stream__); `calls` counts how often it really runs."""
-    calls = []
-
-    def __cuda_stream__(self):
-        calls.append(self)
-        return (0, self.cuda_stream)
-
-    __cuda_stream__.__module__ = "torch.cuda.streams"
-    __cuda_stream__.__qualname__ = "Stream.__cuda_stream__"
-
-    class Stream:
-        def __init__(self, handle):
-            self.cuda_stream = handle
-
-    Stream.__cuda_stream__ = __cuda_stream__
-    return Stream, calls
+from exporters import LEGACY, Exporter, NotAStream, fake_torch_stream_class
 
 
 class CountingProtocol:
@@ -63,7 +43,7 @@ def test_a_protocol_object_is_read_by_calling_its_method(bridge):
 
 
 def test_a_torch_stream_is_read_without_its_method(bridge):
-    Stream, calls = torch_like_class()
+    Stream, calls = fake_torch_stream_class()
     assert bridge.route_of(Stream(0x5678)) == ("torch", 0x5678)
     assert calls == []
 
@@ -102,7 +82,7 @@ def test_the_owning_read_holds_what_it_cannot_own(bridge):
     e = Exporter((0, 0x1234))
     assert bridge.owning_route_of(e) == ("borrowed", "protocol", 1)
     assert e.calls == 1
-    Stream, calls = torch_like_class()
+    Stream, calls = fake_torch_stream_class()
     assert bridge.owning_route_of(Stream(0x5678)) == ("borrowed", "torch", 1)
     assert calls == []
     view = bridge.view_of_address(0x4321)  # a non-owning Stream: nothing to own

@@ -11,37 +11,9 @@ import sys
 import textwrap
 
 import pytest
-from exporters import LEGACY, PER_THREAD, refcounts
+from exporters import LEGACY, PER_THREAD, fake_torch_stream_class, refcounts
 
 # --- known exporters: torch's handle read without running its Python method ----------------------
-
-
-def fake_torch_stream_class():
-    """A class shaped like torch.cuda.Stream: its __cuda_stream__ is a Python function that says
-    it is torch's (module torch.cuda.streams, qualname Stream.__cuda_stream__) and returns
-    (0, self.cuda_stream). `calls` counts how often the method really runs."""
-    calls = []
-
-    def __cuda_stream__(self):
-        calls.append(self)
-        return (0, self.cuda_stream)
-
-    __cuda_stream__.__module__ = "torch.cuda.streams"
-    __cuda_stream__.__qualname__ = "Stream.__cuda_stream__"
-
-    class Stream:
-        reads = 0  # how often `cuda_stream` was read
-
-        def __init__(self, handle):
-            self.handle = handle
-
-        @property
-        def cuda_stream(self):
-            type(self).reads += 1
-            return self.handle
-
-    Stream.__cuda_stream__ = __cuda_stream__
-    return Stream, calls
 
 
 def test_torch_streams_are_read_without_calling_the_method(bridge):
@@ -261,7 +233,7 @@ def test_protocol_only_switch(bridge):
     # STREAMLIKE_PYTHON_PROTOCOL_ONLY=1 turns the fast path off: the method always runs.
     script = textwrap.dedent(f"""
         import {bridge.__name__} as m
-        from test_torch import fake_torch_stream_class
+        from exporters import fake_torch_stream_class
         Stream, calls = fake_torch_stream_class()
         assert m.handle_of(Stream(0x40)) == 0x40
         print(len(calls))
