@@ -3,10 +3,13 @@ again under python -m streamlike.check, a report fails the test that made it (it
 output, the test's id in the merged JSON) and leaves the others passing, a report outside any test
 fails the session, and without --streamcheck the plugin does nothing.
 
-usage: plugin.py PYTHON_PACKAGE_DIR LIBRARY PYPROJECT SAMPLE_DIR [gpu]
+usage: plugin.py (PYTHON_PACKAGE_DIR | installed) LIBRARY PYPROJECT SAMPLE_DIR [gpu]
 
 The package's Python files are copied beside an empty __init__.py (the compiled module is not
-needed) with a dist-info folder holding the entry point. On a CPU the sample's reports come from
+needed) with a dist-info folder holding the entry point. With `installed`, the plugin is the one
+installed in this Python's environment (a wheel's: scripts/wheel-gpu-check --streamcheck), whose
+pytest11 entry point must be the one PYPROJECT declares; $STREAMLIKE_PACKAGE_SITE, where given, is the
+environment's site folder, put first on the sessions' PYTHONPATH. On a CPU the sample's reports come from
 stand_in_checker.py; with `gpu`, the sample is pytest_sample_gpu/ under the real checker (exits 77
 without torch or a device, which STREAMLIKE_REQUIRE_GPU=1 turns into a failure).
 """
@@ -20,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+installed = sys.argv[1] == "installed"
+# With `installed`, the environment's own site folder goes first, ahead of any PYTHONPATH.
+installed_site = os.environ.get("STREAMLIKE_PACKAGE_SITE") if installed else None
 package_dir, library, pyproject, sample_dir = (os.path.abspath(a) for a in sys.argv[1:5])
 gpu = sys.argv[5:] == ["gpu"]
 here = os.path.dirname(os.path.abspath(__file__))
@@ -66,18 +72,41 @@ entry_points = dict(re.findall(r'^(\w+)\s*=\s*"([^"]+)"', table.group(1), re.M))
 if not entry_points:
     sys.exit(f"plugin.py: {pyproject} declares no [project.entry-points.pytest11]")
 
+
+def installed_plugin(site):
+    """Where the plugin the pytest11 entry point names is installed (in `site` where given, else
+    where this Python finds it), or exits naming what is wrong."""
+    from importlib import metadata
+
+    dists = metadata.distributions(path=[site]) if site else metadata.distributions()
+    for dist in dists:
+        declared = {ep.name: ep.value for ep in dist.entry_points if ep.group == "pytest11"}
+        name = next(iter(entry_points))
+        if declared.get(name) is not None:
+            if {k: declared.get(k) for k in entry_points} != entry_points:
+                sys.exit(
+                    f"plugin.py: {dist.metadata['Name']}'s pytest11 entry points {declared} are not {entry_points}"
+                )
+            module = dist.locate_file(entry_points[name].replace(".", "/") + ".py")
+            return f"{module} ({dist.metadata['Name']} {dist.version})"
+    sys.exit(f"plugin.py: no installed distribution{' in ' + site if site else ''} declares the streamlike plugin")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     site = os.path.join(tmp, "site")
-    os.makedirs(os.path.join(site, "streamlike"))
-    open(os.path.join(site, "streamlike", "__init__.py"), "w").close()
-    for name in ("check.py", "_check_child.py", "pytest_plugin.py"):
-        shutil.copy(os.path.join(package_dir, name), os.path.join(site, "streamlike", name))
-    info = os.path.join(site, "streamlike-0.dist-info")
-    os.makedirs(info)
-    with open(os.path.join(info, "METADATA"), "w") as f:
-        f.write("Metadata-Version: 2.1\nName: streamlike\nVersion: 0\n")
-    with open(os.path.join(info, "entry_points.txt"), "w") as f:
-        f.write("[pytest11]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
+    if installed:
+        print(f"plugin.py: the installed plugin: {installed_plugin(installed_site)}")
+    else:
+        os.makedirs(os.path.join(site, "streamlike"))
+        open(os.path.join(site, "streamlike", "__init__.py"), "w").close()
+        for name in ("check.py", "_check_child.py", "pytest_plugin.py"):
+            shutil.copy(os.path.join(package_dir, name), os.path.join(site, "streamlike", name))
+        info = os.path.join(site, "streamlike-0.dist-info")
+        os.makedirs(info)
+        with open(os.path.join(info, "METADATA"), "w") as f:
+            f.write("Metadata-Version: 2.1\nName: streamlike\nVersion: 0\n")
+        with open(os.path.join(info, "entry_points.txt"), "w") as f:
+            f.write("[pytest11]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
     suite = os.path.join(tmp, "suite")
     shutil.copytree(sample_dir, suite)
     env = {
@@ -85,7 +114,8 @@ with tempfile.TemporaryDirectory() as tmp:
         for k, v in os.environ.items()
         if not k.startswith(("STREAMLIKE_CHECK", "PYTEST_")) and k != "CUDA_INJECTION64_PATH"
     }
-    env["PYTHONPATH"] = os.pathsep.join([site, here] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    first = ([installed_site] if installed_site else []) + [here] if installed else [site, here]
+    env["PYTHONPATH"] = os.pathsep.join(first + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["STREAMLIKE_CHECK_LIBRARY"] = library
 
     def pytest(*args):
@@ -117,6 +147,9 @@ with tempfile.TemporaryDirectory() as tmp:
         r,
     )
     expect("streamcheck: FAIL: " in r.stderr, "the command fails the run too, saying why", r)
+    # The checker's start line names the CUPTI it found ("... CUDA driver calls (LIBCUPTI, HOW)").
+    started = re.search(r"^streamcheck: checking .* CUDA driver calls \((.*)\)$", r.stderr, re.M)
+    cupti = f"; CUPTI: {started.group(1)}" if started else ""
     merged_path = os.path.join(suite, "merged.json")
     merged = json.load(open(merged_path, encoding="utf-8")) if os.path.exists(merged_path) else {}
     blamed = [x.get("test") for x in merged.get("reports", []) if not x.get("allowed")]
@@ -173,4 +206,4 @@ with tempfile.TemporaryDirectory() as tmp:
 if failures:
     print("FAILED:\n" + "\n\n".join(failures))
     sys.exit(1)
-print(f"plugin: pytest --streamcheck fails the buggy test only ({'GPU' if gpu else 'CPU, stand-in reports'})")
+print(f"plugin: pytest --streamcheck fails the buggy test only ({'GPU' if gpu else 'CPU, stand-in reports'}{cupti})")

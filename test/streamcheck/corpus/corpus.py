@@ -8,7 +8,12 @@ environment:
   STREAMLIKE_PACKAGE_SITE    the folder the streamlike package is installed in (pip install --target,
                              as for test/package): the Python shapes import it from there
   STREAMLIKE_PACKAGE_PYTHON  with it, the interpreter whose environment that is (default: this one)
-  STREAMLIKE_REQUIRE_GPU=1   a shape that skips (no device, torch, CuPy or package) is a failure"""
+  STREAMLIKE_REQUIRE_GPU=1   a shape that skips (no device, torch, CuPy or package) is a failure
+  STREAMLIKE_CORPUS_NATIVE_CUPTI  the libcupti every C++ program's checker must have used (its start
+                             line names it): the C++ programs load none of their own, so the
+                             checker's search finds it (scripts/wheel-gpu-check --streamcheck gives
+                             the nvidia-cuda-cupti wheel's)
+Each checked run's CUPTI, from the checker's start line, is listed at the end."""
 
 import json
 import os
@@ -22,6 +27,9 @@ programs, check_py, library, frameworks_py = (os.path.abspath(a) for a in sys.ar
 require_gpu = os.environ.get("STREAMLIKE_REQUIRE_GPU") == "1"
 package_site = os.environ.get("STREAMLIKE_PACKAGE_SITE")
 python = (package_site and os.environ.get("STREAMLIKE_PACKAGE_PYTHON")) or sys.executable
+native_cupti = os.environ.get("STREAMLIKE_CORPUS_NATIVE_CUPTI")
+# The checker's start line: "streamcheck: checking ... on N CUDA driver calls (LIBCUPTI, HOW)".
+START_LINE = re.compile(r"^streamcheck: checking .* CUDA driver calls \((.*), ([^,()]*)\)$", re.MULTILINE)
 
 # C++: shape -> (kind, API prefix, the function the native frames must name, words of the why)
 NATIVE = {
@@ -89,6 +97,20 @@ CORRECT_PYTHON = {
 
 failures = []
 skipped = []
+cupti_used = {}  # "LIBCUPTI (HOW)" -> the runs whose checker started with it
+
+
+def used_cupti(r):
+    """The libcupti the run's checker started with, as its start line names it; None if it did not."""
+    m = START_LINE.search(r.stderr)
+    return m.group(1) if m else None
+
+
+def same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # a bare name the loader found, or a file gone
+        return False
 
 
 def bug_lines():
@@ -135,6 +157,8 @@ def judge(name, variant, r, reports, expected, site_matches, result=None):
     """Adds a failure, a skip or an ok for one run: a report matching `expected` at its call site, or
     none where `expected` is None, and then, where `result` is given, that result printed."""
     where = f"{name} {variant}"
+    for m in START_LINE.finditer(r.stderr):
+        cupti_used.setdefault(f"{m.group(1)} ({m.group(2)})", []).append(where)
     if r.returncode == SKIP:
         why = r.stdout.strip() or r.stderr.strip()
         if require_gpu:
@@ -180,6 +204,9 @@ with tempfile.TemporaryDirectory() as tmp:
     for shape, (kind, api, function, why) in NATIVE.items():
         for variant in ("bug", "fixed"):
             r, reports = run_checked([programs, shape, variant], out)
+            used = used_cupti(r)
+            if native_cupti and r.returncode != SKIP and not (used and same_file(used, native_cupti)):
+                failures.append(f"{shape} {variant}: the checker used CUPTI {used}, not {native_cupti}\n{output(r)}")
             judge(
                 shape,
                 variant,
@@ -211,6 +238,8 @@ with tempfile.TemporaryDirectory() as tmp:
 
 for s in skipped:
     print("skipped:", s)
+for cupti, runs in cupti_used.items():
+    print(f"CUPTI: {cupti} in {len(runs)} run(s): {', '.join(runs)}")
 if failures:
     print("FAILED:\n" + "\n\n".join(failures))
     sys.exit(1)
