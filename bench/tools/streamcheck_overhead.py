@@ -23,10 +23,20 @@ STREAMLIKE_CHECK_ALLOW=lib:streamcheck_launches_allowed):
 at most 1000 ns more per launch than a clean checked launch, paired by repetition. Exits 77
 without a device, 1 when a target is missed, 2 when a control says the run cannot tell.
 
-usage: streamcheck_overhead.py BUILD [--rounds N] [--torch] [--library PATH]
+usage: streamcheck_overhead.py BUILD [--rounds N] [--torch] [--library PATH] [--plugin]
 
 --library BUILD/bench/libcupti_floor_injection.so injects a subscriber whose callback does nothing,
-on the same calls, with the same pause: its ratios are CUPTI's share of the checker's."""
+on the same calls, with the same pause: its ratios are CUPTI's share of the checker's.
+
+--plugin (with the torch step) runs the same step as a test under `pytest --streamcheck` (the
+plugin, which must be installed where this Python finds it, e.g. PYTHONPATH=/tmp/site), one
+session a round, its blocks checked and paused in the test's process as above, and judges that
+under pytest it costs what it costs under the command: the plugin's checked/paused ratio within
+0.02 of the command's. The plugin does its work (reading the process's record) when a test starts
+and after each phase, never inside the test's call where the blocks are timed, so the two ratios
+measure one thing in two processes; 0.02 is the control's tolerance, the smallest difference a run
+claims to tell from noise. The 1.02 target itself is the command's row; the plugin's ratio against
+it is shown."""
 
 import argparse
 import json
@@ -34,6 +44,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 SKIP = 77
 LAUNCHES = 10000
@@ -145,6 +156,90 @@ def torch_step(env):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+# --plugin: the torch step as a pytest test, TORCH_STEP run in the test's process; its block times
+# go to a file, since pytest keeps the test's output.
+PLUGIN_TEST = r"""
+import contextlib, io, os, sys
+sys.path.insert(0, os.environ["STREAMCHECK_OVERHEAD_TOOLS"])
+from streamcheck_overhead import TORCH_STEP
+
+def test_torch_step():
+    sys.argv = ["torch_step", os.environ["STREAMCHECK_OVERHEAD_BLOCKS"]]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(TORCH_STEP, "torch_step", "exec"), {"__name__": "torch_step"})
+    with open(os.environ["STREAMCHECK_OVERHEAD_TIMES"], "w") as f:
+        f.write(out.getvalue().strip().splitlines()[-1])
+"""
+# The plugin's ratio against the command's: at most this far apart (the control's tolerance).
+PLUGIN_ALLOWANCE = 0.02
+
+
+def plugin_problem(library):
+    """Why --plugin cannot run here (checked before the rest runs), or None."""
+    from importlib import metadata
+
+    if library and os.path.basename(library) != "libstreamlike_check.so":
+        return "it runs the checker under pytest, so --library must be the checker"
+    if not any(ep.value == "streamlike.pytest_plugin" for ep in metadata.entry_points(group="pytest11")):
+        return "no streamlike pytest plugin where this Python finds packages (pip install streamlike, or PYTHONPATH)"
+    return None
+
+
+def plugin_step(library):
+    """One `pytest --streamcheck` session of the torch step: its block times, as torch_step's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIKE_CHECK") and k != "CUDA_INJECTION64_PATH"}
+    with tempfile.TemporaryDirectory() as folder:
+        test = os.path.join(folder, "test_torch_step.py")
+        with open(test, "w", encoding="utf-8") as f:
+            f.write(PLUGIN_TEST)
+        times = os.path.join(folder, "times.json")
+        env.update(
+            STREAMCHECK_OVERHEAD_TOOLS=os.path.dirname(os.path.abspath(__file__)),
+            STREAMCHECK_OVERHEAD_BLOCKS="120",
+            STREAMCHECK_OVERHEAD_TIMES=times,
+        )
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--streamcheck"]
+        command += ["--streamcheck-check", "all", "--streamcheck-library", library, test]
+        r = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
+        if r.returncode != 0 or not os.path.exists(times):
+            sys.exit(f"the torch step under pytest --streamcheck failed (exit {r.returncode}):\n{r.stdout}\n{r.stderr}")
+        with open(times, encoding="utf-8") as f:
+            return json.load(f)
+
+
+def judge_plugin(command_runs, library, rounds):
+    """The torch step under pytest --streamcheck against the same step under the command (the "on"
+    processes' blocks): 0 when the plugin's within-process ratio is within PLUGIN_ALLOWANCE of the
+    command's, 1 when not, 2 when the plugin's control is off by more than 2%."""
+    runs = [plugin_step(library) for _ in range(rounds)]
+    checked = [t for r in runs for t in r["checked"]]
+    paused = [t for r in runs for t in r.get("paused", [])]
+    again = [t for r in runs for t in r.get("paused_again", [])]
+    command_paused = [t for r in command_runs for t in r.get("paused", [])]
+    if not paused or not command_paused:
+        print("  FAIL: the checker did not run under pytest or under the command (no paused blocks)")
+        return 1
+    under_pytest = paired(checked, paused)
+    control = paired(again, paused)
+    under_command = paired([t for r in command_runs for t in r["checked"]], command_paused)
+    print(
+        f"torch step under pytest --streamcheck ({len(checked)} paired blocks, {rounds} sessions): checked "
+        f"x{under_pytest:.3f} against paused, paused again x{control:.3f}"
+    )
+    if abs(control - 1) > 0.02:
+        print(f"  INCONCLUSIVE: the plugin's control is x{control:.3f}, beyond 2%")
+        return 2
+    apart = under_pytest - under_command
+    verdict = "PASS" if abs(apart) <= PLUGIN_ALLOWANCE else "FAIL"
+    target = "within" if under_pytest <= 1.02 else "over"
+    print(
+        f"  {verdict}: under pytest x{under_pytest:.3f}, under the command x{under_command:.3f}, {apart:+.3f} apart "
+        f"(allowed {PLUGIN_ALLOWANCE}); {target} the 1.02 target (shown)"
+    )
+    return 1 if verdict == "FAIL" else 0
+
+
 def paired(over, under):
     """The median of the paired ratios over / under."""
     return statistics.median(o / u for o, u in zip(over, under, strict=True))
@@ -160,7 +255,11 @@ def main():
         help="inject this library instead of the checker: BUILD/bench/libcupti_floor_injection.so times "
         "CUPTI's callbacks alone on the checker's calls (the floor under its cost)",
     )
+    p.add_argument("--plugin", action="store_true", help="also the torch step under pytest --streamcheck")
     a = p.parse_args()
+    a.torch = a.torch or a.plugin  # the plugin's row is judged against the command's torch step
+    if a.plugin and (problem := plugin_problem(a.library)):
+        sys.exit(f"streamcheck_overhead.py: --plugin: {problem}")
     program = os.path.join(a.build, "bench", "streamcheck_launches")
     library = os.path.abspath(a.library or os.path.join(a.build, "src", "streamcheck", "libstreamlike_check.so"))
     print(f"injected: {library}")
@@ -214,6 +313,8 @@ def main():
             per_launch = (statistics.median(checked) - statistics.median(paused)) / LAUNCHES * 1e9
             print(f"  cost per checked launch: {per_launch:.0f} ns")
             status = max(status, judge_repeats(runs[w]["on"]))
+    if a.plugin:
+        status = max(status, judge_plugin(runs["torch step"]["on"], library, a.rounds))
     return status
 
 
