@@ -34,6 +34,8 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -159,13 +161,13 @@ std::uint64_t thread_id(thread_state& t) noexcept {
   return t.id;
 }
 
-bool current_stream_of(void*, int device, std::uintptr_t* stream) {
-  try {
-    *stream = reinterpret_cast<std::uintptr_t>(streamlike::current_stream(device).get());
-    return true;
-  } catch (...) {
-    return false;
-  }
+// The device is the call's context's, so the core's form that takes it as given serves: no device
+// count, no current device, nothing thrown.
+bool current_stream_of(void*, int device, std::uintptr_t* stream) noexcept {
+  const std::optional<streamlike::stream_view> current = streamlike::current_stream(device, std::nothrow);
+  if (!current) return false;
+  *stream = reinterpret_cast<std::uintptr_t>(current->get());
+  return true;
 }
 
 // Which framework's answer current_stream() took, and any other framework naming another stream
