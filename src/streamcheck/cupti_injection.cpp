@@ -230,7 +230,8 @@ thread_local thread_exit_watch exit_watch;
   t.exit_watched = true;
 }
 
-void judge(thread_state& t, const call_event& e) noexcept {
+// Inlined into look_at, whose every judged call comes through here: one frame fewer per launch.
+[[gnu::always_inline]] inline void judge(thread_state& t, const call_event& e) noexcept {
   try {
     const checker::verdict v = the_checker->on_call(e);
     if (!e.returned) t.last_verdict = static_cast<int>(v);
