@@ -23,6 +23,8 @@
 #include <limits>
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -132,8 +134,13 @@ inline void* current_handle(const provider_list& list, int device) noexcept {
     return list.forward(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK ? stream : nullptr;
   }
   const thread_streams& mine = this_thread; // the one thread-local access
-  if (mine.innermost_scope != nullptr) [[unlikely]]
+  if (const saved_streams* scope = mine.innermost_scope) [[unlikely]] {
+    // The innermost scope on this device over a list of streamlike's own provider alone: no
+    // framework's block can have been opened inside it, so its stream answers (scoped_answer's rule,
+    // without the walk).
+    if (scope->device == device && scope->list->shape == list_shape::own_only) return scope->stream;
     return answer_with_scopes(list, mine, device);
+  }
   if (list.shape == list_shape::any || static_cast<std::size_t>(device) >= own_inline_devices) [[unlikely]]
     return first_answer_of(list, device);
   void* const own = mine.own[device]; // nullptr: unset, no answer
@@ -175,6 +182,12 @@ stream_view current_stream(int device) {
   if (device == current_device && current::nothing_named(list)) return stream_view{cudaStream_t{}};
   device = current::resolve_device(device, "current_stream");
   return stream_view{static_cast<cudaStream_t>(current::current_handle(list, device))};
+}
+
+std::optional<stream_view> current_stream(int device, std::nothrow_t) noexcept {
+  if (device < 0) [[unlikely]]
+    return std::nullopt;
+  return stream_view{static_cast<cudaStream_t>(current::current_handle(current::listed(/*throttled=*/true), device))};
 }
 
 std::vector<current_stream_answer> current_stream_conflicts(int device) {

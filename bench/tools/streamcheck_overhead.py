@@ -16,17 +16,25 @@ each ratio the median over rounds of that round's ratio to none:
   control   no checker again: the run's noise
   off       libstreamlike_check.so injected (CUDA_INJECTION64_PATH), STREAMLIKE_CHECK unset
   on        injected with STREAMLIKE_CHECK=all (its checked blocks)
-and the checker's cost per checked launch in ns (from the paired blocks). With the checker on it
-also judges a repeat of a reported call site and of an allowed one (launches on the legacy default
-stream while a non-blocking stream is current, from one call site;
-STREAMLIKE_CHECK_ALLOW=lib:streamcheck_launches_allowed):
-at most 1000 ns more per launch than a clean checked launch, paired by repetition. Exits 77
-without a device, 1 when a target is missed, 2 when a control says the run cannot tell.
+  floor     CUPTI's floor: BUILD/bench/libcupti_floor_injection.so injected with STREAMLIKE_CHECK
+            set, a subscriber to the same calls whose callback returns at once, with the same pause
+            (its checked blocks)
+and the checker's cost per checked launch in ns (from the paired blocks). The floor's process
+times its own checked, paused and paused-again blocks of the launch loop, as the checker's does, so
+that what CUPTI's callbacks cost alone is taken from the same run: the checker's own cost per clean
+checked launch is the checker's cost (its process's checked block less its paused one, per
+launch, the median over the paired blocks) less the floor's (the same in the floor's process), each
+the median over the rounds (target: at most 60 ns above the floor; each process's control within
+2%). With the checker on it also judges a repeat of a reported call site and of an allowed one
+(launches on the legacy default stream while a non-blocking stream is current, from one call site;
+STREAMLIKE_CHECK_ALLOW=lib:streamcheck_launches_allowed): at most 1000 ns more per launch than a
+clean checked launch, paired by repetition. Exits 77 without a device, 1 when a target is missed, 2
+when a control says the run cannot tell.
 
 usage: streamcheck_overhead.py BUILD [--rounds N] [--torch] [--library PATH] [--plugin]
 
---library BUILD/bench/libcupti_floor_injection.so injects a subscriber whose callback does nothing,
-on the same calls, with the same pause: its ratios are CUPTI's share of the checker's.
+--library PATH injects PATH in the checker's place (configurations off and on); the floor
+configuration keeps BUILD/bench/libcupti_floor_injection.so.
 
 --plugin (with the torch step) runs the same step as a test under `pytest --streamcheck` (the
 plugin, which must be installed where this Python finds it, e.g. PYTHONPATH=/tmp/site), one
@@ -105,11 +113,15 @@ ROWS = {
 }
 # A repeat of a reported or allowed call site: at most this many ns more than a clean checked launch.
 REPEAT_TARGET_NS = 1000
+# The checker's own cost per clean checked launch: at most this many ns above CUPTI's floor.
+FLOOR_TARGET_NS = 60
+# The floor's process times the launch loop's checked, paused and paused-again rows alone.
+FLOOR_ROWS = "^launches/10000_on_current"
 # What the allowed repeats' library is allowed by (bench/streamcheck_launches_allowed.cu).
 ALLOW = "lib:streamcheck_launches_allowed"
 
 
-def environments(library):
+def environments(library, floor):
     base = {
         k: v for k, v in os.environ.items() if not k.startswith("STREAMLIKE_CHECK") and k != "CUDA_INJECTION64_PATH"
     }
@@ -118,12 +130,13 @@ def environments(library):
         "control": base,
         "off": dict(base, CUDA_INJECTION64_PATH=library),
         "on": dict(base, CUDA_INJECTION64_PATH=library, STREAMLIKE_CHECK="all", STREAMLIKE_CHECK_ALLOW=ALLOW),
+        "floor": dict(base, CUDA_INJECTION64_PATH=floor, STREAMLIKE_CHECK="all"),
     }
 
 
-def launch_loop(program, env):
+def launch_loop(program, env, rows=None):
     """Each row's repetitions, seconds per loop; interleaved, so repetition k of every row ran in
-    the same window."""
+    the same window. `rows`: a --benchmark_filter, where not every row is wanted."""
     r = subprocess.run(
         [
             program,
@@ -131,7 +144,8 @@ def launch_loop(program, env):
             "--benchmark_repetitions=24",
             "--benchmark_min_time=0.07",
             "--benchmark_enable_random_interleaving=true",
-        ],
+        ]
+        + ([f"--benchmark_filter={rows}"] if rows else []),
         env=env,
         capture_output=True,
         text=True,
@@ -252,8 +266,8 @@ def main():
     p.add_argument("--torch", action="store_true", help="also the torch training step")
     p.add_argument(
         "--library",
-        help="inject this library instead of the checker: BUILD/bench/libcupti_floor_injection.so times "
-        "CUPTI's callbacks alone on the checker's calls (the floor under its cost)",
+        help="inject this library in the checker's place (configurations off and on); the floor "
+        "configuration injects BUILD/bench/libcupti_floor_injection.so whatever is given",
     )
     p.add_argument("--plugin", action="store_true", help="also the torch step under pytest --streamcheck")
     a = p.parse_args()
@@ -262,21 +276,22 @@ def main():
         sys.exit(f"streamcheck_overhead.py: --plugin: {problem}")
     program = os.path.join(a.build, "bench", "streamcheck_launches")
     library = os.path.abspath(a.library or os.path.join(a.build, "src", "streamcheck", "libstreamlike_check.so"))
-    print(f"injected: {library}")
-    for path in (program, library):
+    floor = os.path.abspath(os.path.join(a.build, "bench", "libcupti_floor_injection.so"))
+    print(f"injected: {library}; CUPTI's floor: {floor}")
+    for path in (program, library, floor):
         if not os.path.exists(path):
             sys.exit(f"streamcheck_overhead.py: {path} not built (meson compile -C {a.build})")
-    envs = environments(library)
-    workloads = {"launches": lambda env: launch_loop(program, env)}
+    envs = environments(library, floor)
+    workloads = {"launches": lambda env, rows=None: launch_loop(program, env, rows)}
     if a.torch:
-        workloads["torch step"] = torch_step
+        workloads["torch step"] = lambda env, rows=None: torch_step(env)
     names = list(envs)
     runs = {w: {n: [] for n in names} for w in workloads}  # per round, what the process printed
     for round_ in range(a.rounds):
         order = names[round_ % len(names) :] + names[: round_ % len(names)]
         for w, run in workloads.items():
             for n in order:
-                runs[w][n].append(run(envs[n]))
+                runs[w][n].append(run(envs[n], FLOOR_ROWS if n == "floor" else None))
     status = 0
     targets = {"launches": 1.08, "torch step": 1.02}
     for w in workloads:
@@ -285,37 +300,80 @@ def main():
         median = {n: statistics.median(per_round[n]) for n in names}
         ratio = {n: paired(per_round[n], per_round["none"]) for n in names}
         print(f"{w}, across processes: " + ", ".join(f"{n} {median[n] * 1e3:.3f} ms (x{ratio[n]:.3f})" for n in names))
-        # Within the checked processes: every block paired with the paused one of its turn.
-        checked = [t for r in runs[w]["on"] for t in r["checked"]]
-        paused = [t for r in runs[w]["on"] for t in r.get("paused", [])]
-        again = [t for r in runs[w]["on"] for t in r.get("paused_again", [])]
-        if not paused:
-            print(f"  FAIL: the checker did not run, or has no pause (no paused blocks in {w})")
-            status = 1
-            continue
-        within = paired(checked, paused)
-        control = paired(again, paused)
-        print(
-            f"{w}, within one process ({len(checked)} paired blocks): checked x{within:.3f} against paused, "
-            f"paused again x{control:.3f}"
-        )
-        if abs(control - 1) > 0.02:
-            print(f"  INCONCLUSIVE: the control is x{control:.3f}, beyond 2%")
-            status = max(status, 2)
-            continue
-        verdict = "PASS" if within <= targets[w] else "FAIL"
-        print(
-            f"  {verdict}: checked x{within:.3f} (target <= {targets[w]:.2f}); across processes off x{ratio['off']:.3f}"
-        )
-        if verdict == "FAIL":
-            status = 1
+        status = max(status, judge_within(w, runs[w]["on"], targets[w], ratio["off"]))
         if w == "launches":
-            per_launch = (statistics.median(checked) - statistics.median(paused)) / LAUNCHES * 1e9
-            print(f"  cost per checked launch: {per_launch:.0f} ns")
-            status = max(status, judge_repeats(runs[w]["on"]))
+            status = max(status, judge_floor(runs[w]["on"], runs[w]["floor"]))
+        else:
+            show_floor(w, runs[w]["floor"])
     if a.plugin:
         status = max(status, judge_plugin(runs["torch step"]["on"], library, a.rounds))
     return status
+
+
+def judge_within(w, on_runs, target, off_ratio):
+    """Workload `w` within the checked processes: every block paired with the paused one of its
+    turn; for the launch loop also the cost per checked launch and the repeats."""
+    checked = [t for r in on_runs for t in r["checked"]]
+    paused = [t for r in on_runs for t in r.get("paused", [])]
+    again = [t for r in on_runs for t in r.get("paused_again", [])]
+    if not paused:
+        print(f"  FAIL: the checker did not run, or has no pause (no paused blocks in {w})")
+        return 1
+    within = paired(checked, paused)
+    control = paired(again, paused)
+    print(
+        f"{w}, within one process ({len(checked)} paired blocks): checked x{within:.3f} against paused, "
+        f"paused again x{control:.3f}"
+    )
+    if abs(control - 1) > 0.02:
+        print(f"  INCONCLUSIVE: the control is x{control:.3f}, beyond 2%")
+        return 2
+    verdict = "PASS" if within <= target else "FAIL"
+    print(f"  {verdict}: checked x{within:.3f} (target <= {target:.2f}); across processes off x{off_ratio:.3f}")
+    status = 1 if verdict == "FAIL" else 0
+    if w == "launches":
+        per_launch = (statistics.median(checked) - statistics.median(paused)) / LAUNCHES * 1e9
+        print(f"  cost per checked launch: {per_launch:.0f} ns")
+        status = max(status, judge_repeats(on_runs))
+    return status
+
+
+def cost_per_launch(process):
+    """One process's cost per checked launch in ns: its checked block less its paused one, paired
+    by repetition, the median over the pairs."""
+    return statistics.median(
+        (c - p) / LAUNCHES * 1e9 for c, p in zip(process["checked"], process["paused"], strict=True)
+    )
+
+
+def judge_floor(on_runs, floor_runs):
+    """The checker's own cost per clean checked launch: its processes' cost per checked launch less
+    the floor's processes', each the median over the rounds. 1 when over FLOOR_TARGET_NS, 2 when a
+    process's control (paused again against paused) is off by more than 2%."""
+    if not floor_runs or any(not r.get("paused") for r in on_runs + floor_runs):
+        print("  FAIL: no paired blocks of the checker or of CUPTI's floor (did both run, with their pause?)")
+        return 1
+    controls = {
+        kind: paired([t for r in runs for t in r.get("paused_again", [])], [t for r in runs for t in r["paused"]])
+        for kind, runs in (("checker", on_runs), ("floor", floor_runs))
+    }
+    checker = statistics.median(cost_per_launch(r) for r in on_runs)
+    floor = statistics.median(cost_per_launch(r) for r in floor_runs)
+    above = checker - floor
+    line = (
+        f"the checker's own cost per clean checked launch: {above:.0f} ns above CUPTI's floor "
+        f"(checker {checker:.0f} ns, floor {floor:.0f} ns per launch; target <= {FLOOR_TARGET_NS} ns)"
+    )
+    off = [f"{kind}'s control x{c:.3f}" for kind, c in controls.items() if abs(c - 1) > 0.02]
+    if off:
+        print(f"  INCONCLUSIVE: {line}; {', '.join(off)}, beyond 2%")
+        return 2
+    verdict = "PASS" if above <= FLOOR_TARGET_NS else "FAIL"
+    print(
+        f"  {verdict}: {line}; controls: checker x{controls['checker']:.3f}, floor x{controls['floor']:.3f} "
+        f"({len(floor_runs)} rounds)"
+    )
+    return 1 if verdict == "FAIL" else 0
 
 
 def judge_repeats(on_runs):
@@ -344,6 +402,20 @@ def judge_repeats(on_runs):
         if verdict == "FAIL":
             status = 1
     return status
+
+
+def show_floor(w, floor_runs):
+    """Workload `w` under CUPTI's floor, within its processes (shown: no target)."""
+    checked = [t for r in floor_runs for t in r["checked"]]
+    paused = [t for r in floor_runs for t in r.get("paused", [])]
+    again = [t for r in floor_runs for t in r.get("paused_again", [])]
+    if not paused:
+        print(f"  {w} under CUPTI's floor: no paused blocks (the floor's pause did not run)")
+        return
+    print(
+        f"  {w} under CUPTI's floor, within one process ({len(checked)} paired blocks): checked "
+        f"x{paired(checked, paused):.3f} against paused, paused again x{paired(again, paused):.3f} (shown)"
+    )
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@
 #include <streamlike/stream_like.hpp>
 #include <streamlike/stream_view.hpp>
 
+#include <new>
+#include <optional>
 #include <utility>
 
 namespace streamlike {
@@ -60,6 +62,16 @@ inline constexpr int current_device = -1;
 /// std::invalid_argument for a device below -1 or one the process does not have (naming the range
 /// 0..count-1).
 [[nodiscard]] STREAMLIKE_API stream_view current_stream(int device = current_device);
+
+/// current_stream(device)'s answer for code that may neither throw nor call CUDA on its path (a
+/// profiler's callback, which is handed the device of the call's context): the same rule and
+/// providers, but `device` is taken as given, one the process has (not checked against the device
+/// count: a device the process lacks gets what the providers answer for it, the handle 0 where none
+/// does), no current device is read, and nothing throws. std::nullopt for a device below 0
+/// (current_device among them: reading it is a CUDA call).
+///
+///   if (const auto s = streamlike::current_stream(context_device, std::nothrow)) use(*s);
+[[nodiscard]] STREAMLIKE_API std::optional<stream_view> current_stream(int device, std::nothrow_t) noexcept;
 
 /// Makes a stream current for the calling thread and the stream's device in streamlike and in
 /// every provider that can set it, and restores each provider's previous stream on destruction,

@@ -121,6 +121,22 @@ enum class call_kind {
   }
 }
 
+/// Whether a call of this kind names an object beside its stream (call_event::object): the event
+/// of an event's record, wait, sync, query and destruction, the memory word of a stream-ordered
+/// write or wait. Read only for these, so that a launch reads nothing it does not use.
+[[nodiscard]] constexpr bool names_object(call_kind kind) noexcept {
+  switch (kind) {
+    case call_kind::event_record:
+    case call_kind::stream_wait:
+    case call_kind::event_sync:
+    case call_kind::event_query:
+    case call_kind::event_destroy:
+    case call_kind::write_value:
+    case call_kind::wait_value: return true;
+    default: return false;
+  }
+}
+
 /// Whether the checker looks at a call of this kind before it runs: every call but those it can
 /// know only once they returned (captures begun and ended, streams made).
 [[nodiscard]] constexpr bool judged_before(call_kind kind) noexcept {

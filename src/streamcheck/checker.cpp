@@ -88,6 +88,10 @@ checker::verdict checker::check_stream(const call_event& e) {
     (void)order_.queue(stream_of(e), nullptr);
     return verdict::fine;
   }
+  return check_other_stream(e, current);
+}
+
+checker::verdict checker::check_other_stream(const call_event& e, std::uintptr_t current) {
   const stream_at current_at{current, e.device, e.thread};
   const stream_order::judgment j = order_.queue(stream_of(e), &current_at);
   const bool on_default = is_default_stream(e.stream);

@@ -59,6 +59,9 @@ public:
 
 private:
   verdict check_stream(const call_event& e);
+  // Work on a stream other than the current one, which is not a default stream: out of line, so
+  // that a call on the current stream pays for none of the report's making.
+  [[gnu::noinline]] verdict check_other_stream(const call_event& e, std::uintptr_t current);
   verdict check_capture(const call_event& e);
   void note_returned(const call_event& e);
   void explain_wrong_stream(report& r, const stream_order::judgment& j) const;

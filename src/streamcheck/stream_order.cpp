@@ -125,7 +125,12 @@ std::uint64_t stream_order::next_id() noexcept {
 
 stream_order::recent_stream& stream_order::recent() noexcept {
   static thread_local recent_stream last;
-  return last;
+  // Its address computed once: GCC computes a thread-local's address again further down the same
+  // path (in a library loaded with dlopen, a call into the loader each); the empty asm makes it a
+  // value to keep.
+  recent_stream* r = &last;
+  asm("" : "+r"(r));
+  return *r;
 }
 
 bool stream_order::queue_recent(const stream_at& on) noexcept {

@@ -1,6 +1,7 @@
 // current_stream() and scoped_current_stream with fake providers: no GPU, no framework. The
 // program carries the fake CUDA of test/fake_cuda (two devices): streams are its streams.
 #include "fake_cuda_streams.hpp"
+#include "fake_cuda_support.hpp"
 #include "host_support.hpp"
 #include "thread_local_framework.hpp"
 
@@ -11,6 +12,8 @@
 
 #include <array>
 #include <memory>
+#include <new>
+#include <optional>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -497,6 +500,59 @@ TEST_CASE("a provider registered again under its name while a scope is open: the
   CHECK(first_registration.leaves == 1);
   CHECK(second_registration.leaves == 0);
   CHECK(streamlike::unregister_current_stream_provider("again"));
+}
+
+TEST_CASE("current_stream(device, std::nothrow) answers what current_stream(device) does, and never throws") {
+  static_assert(noexcept(streamlike::current_stream(device, std::nothrow)));
+  reset_fakes();
+  const auto both = [](int d) {
+    const std::optional<stream_view> quiet = streamlike::current_stream(d, std::nothrow);
+    REQUIRE(quiet.has_value());
+    CHECK(*quiet == streamlike::current_stream(d));
+    return *quiet;
+  };
+  CHECK(both(device) == stream_view{cudaStream_t{}});
+  {
+    const streamlike::scoped_current_stream outer{s1, device};
+    CHECK(both(device) == s1);
+    const stream_view on_1 = host_test::fake_cuda_stream(1);
+    {
+      const streamlike::scoped_current_stream other{on_1}; // innermost, on device 1
+      CHECK(both(device) == s1);                           // the scope on device 0 still answers there
+      CHECK(both(1) == on_1);
+      const streamlike::scoped_current_stream inner{s2, device};
+      CHECK(both(device) == s2);
+      CHECK(both(1) == on_1);
+    }
+    CHECK(both(1) == stream_view{cudaStream_t{}});
+  }
+  const registered fake{table("fake", 50, &fake_framework::get, &fake_framework::set)};
+  {
+    const streamlike::scoped_current_stream scope{s1, device};
+    CHECK(both(device) == s1);
+    fake_framework::current[device] = s3.get(); // the framework's own block, inside the scope
+    CHECK(both(device) == s3);
+    fake_framework::current[device] = s1.get();
+  }
+  fake_framework::current[device] = s2.get();
+  CHECK(both(device) == s2); // outside any scope: the first provider naming a stream
+  fake_framework::current[device] = nullptr;
+}
+
+TEST_CASE("current_stream(device, std::nothrow) takes the device as given, makes no CUDA call, refuses below 0") {
+  reset_fakes();
+  const registered fake{table("fake", 50, &fake_framework::get, &fake_framework::set)};
+  fake_framework::current[2] = s3.get(); // device 2: one the fake CUDA's process does not have
+  const host_test::calls made = host_test::calls_of([] {
+    CHECK(streamlike::current_stream(2, std::nothrow) == s3); // the providers' answer, unchecked
+    CHECK(streamlike::current_stream(device, std::nothrow) == stream_view{cudaStream_t{}});
+  });
+  CHECK_MESSAGE(made.empty(), made.size(), " CUDA call(s), the first ", made.empty() ? "" : made.begin()->first);
+  CHECK(host_test::thrown<std::invalid_argument>([] { (void)streamlike::current_stream(2); }).has_value());
+  fake_framework::current[2] = nullptr;
+  CHECK(streamlike::current_stream(2, std::nothrow) == stream_view{cudaStream_t{}}); // none answers: 0
+  CHECK_FALSE(streamlike::current_stream(streamlike::current_device, std::nothrow).has_value());
+  CHECK_FALSE(streamlike::current_stream(-2, std::nothrow).has_value());
 }
 
 TEST_CASE("a device below -1 is refused by name") {

@@ -8,6 +8,8 @@
 
 #include <cupti.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -188,4 +190,20 @@ TEST_CASE("the events, memory words and made streams the order follows are read 
       },
       &seen));
   CHECK(seen == std::vector<std::pair<bool, std::uintptr_t>>{{true, 0x5000}, {false, 0x6000}});
+}
+
+TEST_CASE("a call's object is read only where its kind names one, which every call with an object has") {
+  // Every field of the parameters non-zero: object_of finds an object wherever it reads one.
+  alignas(std::max_align_t) std::array<unsigned char, 4096> params{};
+  params.fill(0x11);
+  int read = 0;
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    if (object_of(cbid, params.data()) == 0) continue;
+    ++read;
+    CHECK_MESSAGE(names_object(classify(name)), name << " has an object its kind, " << kind_name(classify(name))
+                                                     << ", does not name: the CUPTI layer would not read it");
+  }
+  CHECK(read >= 20); // events recorded, waited on, synchronized, queried, destroyed; memory words
 }
