@@ -886,7 +886,7 @@ MUTANTS = [
         '  previous_ = detail::cuda_context::current_device("device_guard");',
         '  detail::throw_if_error(cudaGetDevice(&previous_), "device_guard: cudaGetDevice");',
         "device_guard asks cudaGetDevice itself again, not through cuda_context",
-        ["current_device_home"],
+        ["device_home"],
     ),
     Mutant(
         "facts-error-unnamed",
