@@ -488,7 +488,7 @@ MUTANTS = [
     Mutant(
         "destroy-asks-device",
         "src/stream_lifecycle.cpp",
-        "  destroy_stream_on_device(handle, cuda_context::device_of_or_minus_one(handle));",
+        "  destroy_stream_on_device(handle, devices::of_or_minus_one(handle));",
         "  int device = -1;\n  (void)cudaStreamGetDevice(handle, &device);\n"
         "  destroy_stream_on_device(handle, device);",
         "destroying an owner asks cudaStreamGetDevice (invalidating a capture the stream is in)",
@@ -553,8 +553,8 @@ MUTANTS = [
     ),
     Mutant(
         "device-without-context",
-        "src/cuda_context.cpp",
-        "  } else if (driver_device_of(stream, device)) [[likely]] {",
+        "src/devices.cpp",
+        "  } else if (device = driver_device_of(stream); device >= 0) [[likely]] {",
         "  } else if (false) {",
         "stream_view::device() skips the context route (and refuses on a capturing stream)",
         ["capture_safety"],
@@ -879,14 +879,38 @@ MUTANTS = [
         "the fake's cuStreamIsCapturing says no stream ever captures",
         ["capture_safety"],
     ),
-    # --- one home for the current device, and the facts' errors ----------------------------------------
+    # --- one home for the device count and the current device, and the facts' errors ----------------
     Mutant(
         "device-asked-outside-home",
         "src/device_guard.cpp",
-        '  previous_ = detail::cuda_context::current_device("device_guard");',
+        '  previous_ = detail::devices::current("device_guard");',
         '  detail::throw_if_error(cudaGetDevice(&previous_), "device_guard: cudaGetDevice");',
-        "device_guard asks cudaGetDevice itself again, not through cuda_context",
-        ["current_device_home"],
+        "device_guard asks cudaGetDevice itself again, not through src/devices.hpp",
+        ["device_home"],
+    ),
+    Mutant(
+        "device-count-not-remembered",
+        "src/devices.cpp",
+        "    remembered_count.store(answer.count, std::memory_order_relaxed);",
+        "    (void)answer;",
+        "the device count is asked of CUDA on every check of a named device",
+        ["devices"],
+    ),
+    Mutant(
+        "device-count-runtime-first",
+        "src/devices.cpp",
+        "  if (const auto get_count = driver::get().device_get_count) {",
+        "  if (const auto get_count = driver::get().device_get_count; false) {",
+        "the device count is asked of the runtime, not of the driver first",
+        ["devices"],
+    ),
+    Mutant(
+        "device-absence-not-remembered",
+        "src/devices.cpp",
+        "    remembered_absence.store(answer.error, std::memory_order_relaxed);",
+        "    (void)answer;",
+        "CUDA's absence is asked again on every check of a named device (current_stream(device) too)",
+        ["devices_without_a_device", "devices_without_a_driver"],
     ),
     Mutant(
         "facts-error-unnamed",

@@ -1,15 +1,11 @@
 #include "cuda_context.hpp"
 
-#include "capture_checks.hpp"
+#include "devices.hpp"
 #include "driver_entry_points.hpp"
-#include "error_messages.hpp"
-
-#include <streamlike/stream_view.hpp>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 namespace streamlike::detail::cuda_context {
 
@@ -20,21 +16,6 @@ unsigned long long id_of(cudaStream_t stream) noexcept {
   unsigned long long id = 0;
   if (drv.stream_get_ctx(stream, &ctx) != CUDA_SUCCESS || drv.ctx_get_id(ctx, &id) != CUDA_SUCCESS) return 0;
   return id;
-}
-
-int current_device(std::string_view who) {
-  int device = 0;
-  if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) [[unlikely]]
-    throw_if_error(status, std::string(who) + ": cudaGetDevice");
-  return device;
-}
-
-int current_device_or_minus_one() noexcept {
-  int device = -1;
-  if (cudaGetDevice(&device) == cudaSuccess) [[likely]]
-    return device;
-  (void)cudaGetLastError();
-  return -1;
 }
 
 unsigned long long primary_id(int device) noexcept {
@@ -102,13 +83,10 @@ std::atomic<std::uint64_t>& slot_of(unsigned long long id) noexcept { return rem
 // A context not remembered (met for the first time, or its slot taken by another since): its
 // device and primary-ness, asked and remembered.
 [[gnu::noinline, gnu::cold]] bool remember(current_context& ctx) noexcept {
-  const auto& drv = driver::get();
   int device = -1;
-  if (drv.ctx_get_device != nullptr) {
-    CUdevice dev = -1;
-    if (drv.ctx_get_device(&dev, ctx.handle) != CUDA_SUCCESS) return false;
-    device = static_cast<int>(dev);
-  } else if (device = current_device_or_minus_one(); device < 0) { // a driver before CUDA 13: the current context's
+  if (driver::get().ctx_get_device != nullptr) {
+    if (device = devices::of_context_or_minus_one(ctx.handle); device < 0) return false;
+  } else if (device = devices::current_or_minus_one(); device < 0) { // a driver before CUDA 13: the current context's
     return false;
   }
   ctx.device = device;
@@ -135,49 +113,6 @@ bool current(current_context& out) noexcept {
   out.device = static_cast<int>((packed >> id_bits) & device_mask);
   out.primary_id = (packed & primary_bit) != 0 ? out.id : 0;
   return true;
-}
-
-namespace {
-
-// The driver's answer, or false where it has none.
-bool driver_device_of(cudaStream_t stream, int& device) noexcept {
-  const auto& drv = driver::get();
-  if (drv.stream_get_ctx == nullptr || drv.ctx_get_device == nullptr) return false;
-  CUcontext ctx = nullptr;
-  CUdevice dev = -1;
-  if (drv.stream_get_ctx(stream, &ctx) != CUDA_SUCCESS || ctx == nullptr) return false;
-  if (drv.ctx_get_device(&dev, ctx) != CUDA_SUCCESS) return false;
-  device = static_cast<int>(dev);
-  return true;
-}
-
-} // namespace
-
-int device_of(cudaStream_t stream, std::string_view type, std::string_view operation) {
-  int device = -1;
-  if (stream_view{stream}.is_default()) {
-    if (device = current_device_or_minus_one(); device >= 0) [[likely]]
-      return device;
-  } else if (driver_device_of(stream, device)) [[likely]] {
-    return device;
-  }
-  // No answer without the runtime's stream query: it reports the failure in its own words (no
-  // driver, an invalid handle), and is made only on a stream that is not capturing.
-  capture::refuse_if_capturing(stream, type, operation, "cudaStreamGetDevice");
-  throw_if_error_of(cudaStreamGetDevice(stream, &device), type, std::string(operation) + ": cudaStreamGetDevice");
-  return device;
-}
-
-int device_of_or_minus_one(cudaStream_t stream) noexcept {
-  int device = -1;
-  if (stream_view{stream}.is_default()) return current_device_or_minus_one();
-  if (driver_device_of(stream, device)) return device;
-  if (capture::status_or_none(stream) != cudaStreamCaptureStatusNone ||
-      cudaStreamGetDevice(stream, &device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return -1;
-  }
-  return device;
 }
 
 } // namespace streamlike::detail::cuda_context

@@ -1,5 +1,6 @@
 // The CUDA context a stream or event lives in, and whether it is still alive: the one place
 // that asks the driver (through driver_entry_points.hpp, so libstreamlike links no libcuda).
+// Which device a context, a stream or the calling thread is on is asked in src/devices.hpp.
 //
 // cudaDeviceReset destroys a device's primary context and every stream and event in it, and the
 // driver may hand the same handles to new objects. So an object that must release a handle later
@@ -15,8 +16,6 @@
 
 #include <cuda.h> // CUcontext
 #include <cuda_runtime_api.h>
-
-#include <string_view>
 
 namespace streamlike::detail::cuda_context {
 
@@ -51,60 +50,9 @@ struct current_context {
 /// again, or the driver lacks the functions. Never throws, leaves no runtime error behind.
 [[nodiscard]] bool current(current_context& out) noexcept;
 
-/// The calling thread's current device, as the runtime answers it (cudaGetDevice): the device of
-/// the current context, or the one the thread set (0 by default) before any context is current.
-/// The one place the library asks it, for every caller but a stream's own device (device_of).
-/// Throws streamlike::error naming "<who>: cudaGetDevice".
-[[nodiscard]] int current_device(std::string_view who);
-
-/// The device of the calling thread's current context as the driver tells it (cuCtxGetDevice, which
-/// cudaGetDevice wraps), without the runtime's wrapper; -1 where no context is current (a fresh
-/// thread) or there is no driver. The fast path of the two "driver first" reads below: inline, so
-/// that it costs one load and one call.
-[[nodiscard]] inline int current_context_device_or_minus_one() noexcept {
-  const auto get_device = driver::get().current_ctx_get_device;
-  CUdevice device = 0;
-  if (get_device != nullptr && get_device(&device) == CUDA_SUCCESS) [[likely]]
-    return static_cast<int>(device);
-  return -1;
-}
-
-/// current_device's answer, asked of the driver first; where the driver cannot tell,
-/// current_device. For current_stream(), which asks on every call (bench/current_stream.cpp). The
-/// other callers keep the runtime's one call, which the call-count tests pin.
-[[nodiscard]] inline int current_device_driver_first(std::string_view who) {
-  if (const int device = current_context_device_or_minus_one(); device >= 0) [[likely]]
-    return device;
-  return current_device(who);
-}
-
-/// The same without throwing: -1 where it cannot be told (no driver, no device, the runtime
-/// unloading at exit), leaving no runtime error behind. For destructors and guards that must not throw.
-[[nodiscard]] int current_device_or_minus_one() noexcept;
-
-/// current_device_or_minus_one asked of the driver first, as current_device_driver_first is: for
-/// torch's scope provider, which asks it three times a scope (the driver's query costs a fraction
-/// of cudaGetDevice: bench/RESULTS.md, "Current stream against the getters it adds to").
-[[nodiscard]] inline int current_device_or_minus_one_driver_first() noexcept {
-  if (const int device = current_context_device_or_minus_one(); device >= 0) [[likely]]
-    return device;
-  return current_device_or_minus_one();
-}
-
 /// The unique id of the calling thread's current context, 0 where there is none (or it was reset
 /// and not made again): cuCtxGetCurrent and cuCtxGetId, no runtime call.
 [[nodiscard]] unsigned long long current_id() noexcept;
-
-/// The device `stream` belongs to, asked of its context (cuStreamGetCtx, cuCtxGetDevice) and so
-/// safe on a capturing stream, where cudaStreamGetDevice would invalidate the capture. The
-/// default streams (0, cudaStreamLegacy, cudaStreamPerThread) answer for the current device. Where
-/// the driver cannot answer (no driver, an invalid handle, a driver older than CUDA 13) it asks
-/// cudaStreamGetDevice, for the runtime's own error, after checking that the stream is not
-/// capturing. Throws streamlike::error naming "<type>::<operation>".
-[[nodiscard]] int device_of(cudaStream_t stream, std::string_view type, std::string_view operation);
-
-/// The same without throwing: -1 where it cannot be told (for destructors).
-[[nodiscard]] int device_of_or_minus_one(cudaStream_t stream) noexcept;
 
 } // namespace streamlike::detail::cuda_context
 

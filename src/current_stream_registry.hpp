@@ -5,7 +5,7 @@
 #ifndef STREAMLIKE_SRC_CURRENT_STREAM_REGISTRY_HPP
 #define STREAMLIKE_SRC_CURRENT_STREAM_REGISTRY_HPP
 
-#include "cuda_context.hpp"
+#include "devices.hpp"
 
 #include <streamlike/c/current_stream_provider.h>
 #include <streamlike/stream_view.hpp>
@@ -130,12 +130,10 @@ struct answer {
 /// Throws std::invalid_argument for a device below -1, naming `operation`.
 [[noreturn]] void throw_bad_device(int device, const char* operation);
 
-/// The device count once it was read (0 before): a device below it needs no other check.
-extern std::atomic<int> devices_known;
-
 /// Throws std::invalid_argument naming `operation`, `device` and the range 0..count-1 when the
 /// process has no such device, or streamlike::error when the device count cannot be read for
-/// another reason than CUDA's absence (no driver, no device: the device is taken as given).
+/// another reason than CUDA's absence (no driver, no device: the device is taken as given). A
+/// device below the count once read (devices::count_if_known) needs no such check.
 void check_device_slow(int device, const char* operation);
 
 /// The device of `stream`, or `otherwise` where CUDA is absent (no driver, no device); throws
@@ -150,13 +148,12 @@ extern std::atomic<bool> current_device_read;
 /// device or the device count cannot be read), naming `operation`.
 [[nodiscard]] inline int resolve_device(int device, const char* operation) {
   if (device >= 0) [[likely]] {
-    if (static_cast<unsigned>(device) >= static_cast<unsigned>(devices_known.load(std::memory_order_relaxed)))
-        [[unlikely]]
+    if (static_cast<unsigned>(device) >= static_cast<unsigned>(devices::count_if_known())) [[unlikely]]
       check_device_slow(device, operation);
     return device;
   }
   if (device != -1) throw_bad_device(device, operation);
-  const int current = cuda_context::current_device_driver_first(operation);
+  const int current = devices::current_driver_first(operation);
   if (!current_device_read.load(std::memory_order_relaxed)) [[unlikely]]
     current_device_read.store(true, std::memory_order_relaxed);
   return current;

@@ -16,7 +16,7 @@
 //   AOTITorchError aoti_torch_delete_cuda_stream_guard(CUDAStreamGuardHandle guard);
 // (a c10::cuda::CUDAStreamGuard). The guard also makes the stream's device current for its life,
 // so it is used only where that device is already current; elsewhere enter falls back to get+set.
-#include "cuda_context.hpp"
+#include "devices.hpp"
 #include "current_stream_dl_lookup.hpp"
 #include "current_stream_registry.hpp"
 
@@ -70,7 +70,7 @@ int torch_set(void* context, std::int32_t device, void* stream) {
 int torch_enter(void* context, std::int32_t device, void* stream, void** token) {
   const auto* f = static_cast<const torch_functions*>(context);
   stream = torch_handle(stream);
-  if (cuda_context::current_device_or_minus_one_driver_first() == device) {
+  if (devices::current_or_minus_one_driver_first() == device) {
     void* guard = nullptr;
     if (f->create_guard(stream, device, &guard) != 0) return STREAMLIKE_CURRENT_STREAM_FAILED;
     *token = guard;
@@ -98,10 +98,9 @@ int torch_leave(void* context, std::int32_t device, void* token) {
   }
   // Deleting torch's guard also puts back the device that was current when it was made; a scope is
   // device-neutral (with or without torch loaded), so the device current now stays.
-  const int before = cuda_context::current_device_or_minus_one_driver_first();
+  const int before = devices::current_or_minus_one_driver_first();
   const bool ok = f->delete_guard(token) == 0;
-  if (before >= 0 && cuda_context::current_device_or_minus_one_driver_first() != before &&
-      cudaSetDevice(before) != cudaSuccess)
+  if (before >= 0 && devices::current_or_minus_one_driver_first() != before && cudaSetDevice(before) != cudaSuccess)
     (void)cudaGetLastError();
   return ok ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
 }

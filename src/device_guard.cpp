@@ -1,4 +1,4 @@
-#include "cuda_context.hpp"
+#include "devices.hpp"
 #include "nothrow_device_guard.hpp"
 
 #include <streamlike/device_guard.hpp>
@@ -14,7 +14,7 @@ void restore_device(int previous, int current) noexcept {
 
 nothrow_device_guard::nothrow_device_guard(int device) noexcept {
   // cudaErrorCudartUnloading (process exit) or a dead driver: leave everything as it is.
-  previous_ = cuda_context::current_device_or_minus_one();
+  previous_ = devices::current_or_minus_one();
   if (previous_ < 0) return;
   current_ = device >= 0 ? device : previous_;
   if (current_ != previous_ && cudaSetDevice(current_) != cudaSuccess) {
@@ -27,7 +27,7 @@ nothrow_device_guard::nothrow_device_guard(int device) noexcept {
 } // namespace detail
 
 device_guard::device_guard(int device) : current_(device) {
-  previous_ = detail::cuda_context::current_device("device_guard");
+  previous_ = detail::devices::current("device_guard");
   if (device != previous_) detail::throw_if_error(cudaSetDevice(device), "device_guard: cudaSetDevice");
 }
 

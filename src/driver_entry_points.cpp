@@ -27,6 +27,7 @@ entry_points load() noexcept {
   resolve(e.primary_ctx_release, "cuDevicePrimaryCtxRelease");
   resolve(e.ctx_get_device, "cuCtxGetDevice", 13000);  // the form that names the context
   resolve(e.current_ctx_get_device, "cuCtxGetDevice"); // the form that asks the current context
+  resolve(e.device_get_count, "cuDeviceGetCount");
   resolve(e.stream_is_capturing, "cuStreamIsCapturing");
   resolve(e.event_record, "cuEventRecord");
   resolve(e.stream_wait_event, "cuStreamWaitEvent");

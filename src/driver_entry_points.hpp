@@ -35,6 +35,9 @@ struct entry_points {
   /// cuCtxGetDevice of CUDA 12 (the current context's device, no context to name or check): what
   /// current_stream() asks for the current device. Null where missing.
   CUresult (*current_ctx_get_device)(CUdevice*) = nullptr;
+  /// cuDeviceGetCount: the device count, asked once (src/devices.cpp), without the runtime's
+  /// wrapper. Null where missing (the runtime call is used then); not part of complete().
+  CUresult (*device_get_count)(int*) = nullptr;
   /// The capture check of every eager wait (src/ordering.cpp), several times cheaper than
   /// cudaStreamIsCapturing (bench/RESULTS.md, "Ordering"). Null where missing (the runtime call is
   /// used then); not part of complete().

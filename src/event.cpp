@@ -1,6 +1,6 @@
 // event (include/streamlike/event.hpp).
 #include "capture_checks.hpp"
-#include "cuda_context.hpp"
+#include "devices.hpp"
 #include "error_messages.hpp"
 #include "event_access.hpp"
 
@@ -45,7 +45,7 @@ event event::create(const event_options& options) {
   if (options.device) {
     device = *options.device;
   } else {
-    device = detail::cuda_context::current_device("event::create");
+    device = detail::devices::current("event::create");
   }
   const device_guard on_device(device);
   cudaEvent_t handle = nullptr;

@@ -2,6 +2,7 @@
 // through a per-thread cache of timing-free events.
 #include "capture_checks.hpp"
 #include "cuda_context.hpp"
+#include "devices.hpp"
 #include "driver_entry_points.hpp"
 #include "error_messages.hpp"
 #include "ordering.hpp"
@@ -67,7 +68,7 @@ private:
     // Forget events of contexts that are gone (without destroying them: they died with it).
     std::erase_if(slots_, [](const slot& s) { return !still_alive(s); });
     // Through the context, not cudaStreamGetDevice: the producer may be capturing.
-    const int device = cuda_context::device_of(producer, type, "wait");
+    const int device = devices::of(producer, type, "wait");
     const device_guard on_device(device);
     cudaEvent_t event = nullptr;
     throw_if_error_of(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), type, "wait: cudaEventCreateWithFlags");

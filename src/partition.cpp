@@ -3,6 +3,7 @@
 // library links no libcuda, and a driver without green contexts is reported, not a load failure.
 #include "partition_streams.hpp"
 
+#include "devices.hpp"
 #include "driver_entry_points.hpp"
 #include "error_messages.hpp"
 #include "spin_lock.hpp"
@@ -133,7 +134,7 @@ partition partition::create(int device, unsigned int sm_count) {
     throw std::invalid_argument("streamlike: partition::create: sm_count 0; expected at least one SM (the driver "
                                 "rounds it up to its partition granularity)");
   }
-  detail::check_named_device(device, who);
+  detail::devices::check_named(device, who);
   const auto& drv = detail::driver::get();
   CUdevResource all{};
   detail::check(detail::require(drv.device_get_dev_resource, who,

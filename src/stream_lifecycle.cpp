@@ -2,6 +2,7 @@
 
 #include "capture_checks.hpp"
 #include "cuda_context.hpp"
+#include "devices.hpp"
 #include "driver_entry_points.hpp"
 #include "error_messages.hpp"
 #include "nothrow_device_guard.hpp"
@@ -16,26 +17,6 @@
 #include <string>
 
 namespace streamlike::detail {
-
-// The device count, asked of CUDA until it first answers, then remembered: it is fixed for the
-// process (CUDA_VISIBLE_DEVICES is read once, at initialization).
-int device_count(const char* who) {
-  static std::atomic<int> known{0};
-  if (const int count = known.load(std::memory_order_relaxed); count > 0) return count;
-  int count = 0;
-  throw_if_error(cudaGetDeviceCount(&count), std::string(who) + ": cudaGetDeviceCount");
-  known.store(count, std::memory_order_relaxed);
-  return count;
-}
-
-// The device named in `options`, which must exist.
-void check_named_device(int device, const char* who) {
-  if (const int count = device_count(who); device < 0 || device >= count) {
-    throw std::invalid_argument(std::string("streamlike: ") + who + ": device " + std::to_string(device) +
-                                " does not exist; expected 0.." + std::to_string(count - 1) + " (" +
-                                std::to_string(count) + " device(s))");
-  }
-}
 
 void throw_cannot_own_default(const char* who) {
   throw std::invalid_argument(std::string("streamlike: ") + who +
@@ -111,7 +92,7 @@ created_stream made_in(const cuda_context::current_context& ctx, CUstream handle
 [[gnu::noinline, gnu::cold]] created_stream create_stream_elsewhere(const stream_options& options, const char* who) {
   std::optional<device_guard> on_device;
   if (options.device) {
-    check_named_device(*options.device, who);
+    devices::check_named(*options.device, who);
     on_device.emplace(*options.device); // one cudaGetDevice where it is current already
   }
   const unsigned int flags = options.non_blocking ? cudaStreamNonBlocking : cudaStreamDefault;
@@ -129,7 +110,7 @@ created_stream made_in(const cuda_context::current_context& ctx, CUstream handle
   if (options.device) {
     device = *options.device;
   } else {
-    device = cuda_context::current_device(who);
+    device = devices::current(who);
   }
   check_priority(options.priority, device, who);
   cudaStream_t handle = nullptr;
@@ -266,7 +247,7 @@ void destroy_stream(cudaStream_t handle) noexcept {
     }
   }
   // Through the context: cudaStreamGetDevice would invalidate a capture the stream is still in.
-  destroy_stream_on_device(handle, cuda_context::device_of_or_minus_one(handle));
+  destroy_stream_on_device(handle, devices::of_or_minus_one(handle));
 }
 
 } // namespace streamlike::detail

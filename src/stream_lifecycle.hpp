@@ -11,14 +11,6 @@
 
 namespace streamlike::detail {
 
-/// The process's CUDA device count (remembered once CUDA answers). Throws streamlike::error
-/// naming `who` and cudaGetDeviceCount where CUDA cannot answer (no driver, no device).
-[[nodiscard]] int device_count(const char* who);
-
-/// std::invalid_argument naming `who`, the device and the range 0..count-1 for a device this
-/// process does not have; streamlike::error where the count cannot be read.
-void check_named_device(int device, const char* who);
-
 /// std::invalid_argument naming `who`, the priority and `device`'s range for a priority outside
 /// it (the range asked with `device` current; remembered per device).
 void check_priority(int priority, int device, const char* who);

@@ -2,7 +2,7 @@
 // stream that stream_view and the owners offer, each once; every type's member calls these with its
 // own name for errors.
 #include "capture_checks.hpp"
-#include "cuda_context.hpp"
+#include "devices.hpp"
 #include "error_messages.hpp"
 #include "event_access.hpp"
 #include "ordering.hpp"
@@ -16,7 +16,7 @@ namespace streamlike::detail {
 
 namespace stream_operations {
 
-int device(cudaStream_t stream, const char* type) { return cuda_context::device_of(stream, type, "device"); }
+int device(cudaStream_t stream, const char* type) { return devices::of(stream, type, "device"); }
 
 unsigned long long id(cudaStream_t stream, const char* type) {
   // No capture-safe way to the id exists: cudaStreamGetId (and cuStreamGetId) invalidate a capture.
@@ -89,7 +89,7 @@ event record(cudaStream_t stream, const event_options& options, const char* type
   if (options.device) {
     device = *options.device;
   } else {
-    device = cuda_context::device_of(stream, type, "record"); // capture-safe, unlike cudaStreamGetDevice
+    device = devices::of(stream, type, "record"); // capture-safe, unlike cudaStreamGetDevice
   }
   const device_guard on_device(device);
   cudaEvent_t handle = nullptr;

@@ -14,7 +14,8 @@ class STREAMLIKE_API device_guard {
 public:
   /// Makes `device` current.
   explicit device_guard(int device);
-  /// Makes the stream's device current (cudaStreamGetDevice; the default streams: the current device).
+  /// Makes the stream's device current (stream_view::device(): the stream's context, capture-safe;
+  /// the default streams: the current device).
   explicit device_guard(stream_view stream);
   device_guard(const device_guard&) = delete;
   device_guard& operator=(const device_guard&) = delete;

@@ -66,7 +66,10 @@
  *                                       the CUDA version cudaDriverGetVersion reports (e.g. 12080;
  *                                       default: the runtime's); of an older major than the
  *                                       runtime's, stream creation fails with
- *                                       cudaErrorInsufficientDriver, as a real driver's first call
+ *                                       cudaErrorInsufficientDriver, as a real driver's first call;
+ *                                       0: no driver at all (libcuda.so.1 absent): no driver function
+ *                                       is handed out, and cudaGetDeviceCount, cudaGetDevice and
+ *                                       cudaSetDevice answer cudaErrorInsufficientDriver
  */
 #ifndef STREAMLIKE_TEST_FAKE_CUDA_H
 #define STREAMLIKE_TEST_FAKE_CUDA_H

@@ -37,6 +37,7 @@ CUresult CUDAAPI fake_cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
   fake& f = state();
   std::lock_guard guard(f.lock);
   f.count("cuCtxGetDevice");
+  if (f.devices <= 0) return CUDA_ERROR_NOT_INITIALIZED; // no device: cuInit failed, no context exists
   if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const green_state* g = ctx == nullptr ? nullptr : green_of(f, ctx);
   *device = ctx == nullptr ? current_device : (g != nullptr ? g->device : ctx_device(ctx));
@@ -44,6 +45,16 @@ CUresult CUDAAPI fake_cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
 }
 
 CUresult CUDAAPI fake_cuCtxGetDevice(CUdevice* device) { return fake_cuCtxGetDevice_v2(device, nullptr); }
+
+// No device: cuInit failed (CUDA_ERROR_NO_DEVICE) and the driver answers as uninitialized.
+CUresult CUDAAPI fake_cuDeviceGetCount(int* count) {
+  fake& f = state();
+  f.count("cuDeviceGetCount");
+  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (f.devices <= 0) return CUDA_ERROR_NOT_INITIALIZED;
+  *count = f.devices;
+  return CUDA_SUCCESS;
+}
 
 CUresult CUDAAPI fake_cuDevicePrimaryCtxGetState(CUdevice device, unsigned int* flags, int* active) {
   state().count("cuDevicePrimaryCtxGetState");
@@ -310,6 +321,7 @@ void* driver_function(const std::string& name, unsigned int version) {
   static const std::map<std::string, void*> functions = {
       {"cuStreamGetCtx", reinterpret_cast<void*>(&fake_cuStreamGetCtx)},
       {"cuCtxGetId", reinterpret_cast<void*>(&fake_cuCtxGetId)},
+      {"cuDeviceGetCount", reinterpret_cast<void*>(&fake_cuDeviceGetCount)},
       {"cuDevicePrimaryCtxGetState", reinterpret_cast<void*>(&fake_cuDevicePrimaryCtxGetState)},
       {"cuDevicePrimaryCtxRetain", reinterpret_cast<void*>(&fake_cuDevicePrimaryCtxRetain)},
       {"cuDevicePrimaryCtxRelease", reinterpret_cast<void*>(&fake_cuDevicePrimaryCtxRelease)},

@@ -94,6 +94,8 @@ struct fake {
   // The CUDA version the driver supports. One of an older major than the runtime's, as a real
   // driver does, refuses stream creation with cudaErrorInsufficientDriver.
   int driver_version = CUDART_VERSION;
+  // Version 0 is what cudaDriverGetVersion reports without a driver: the fake then has none.
+  [[nodiscard]] bool no_driver() const { return driver_version == 0; }
 
   fake() {
     if (const char* n = std::getenv("STREAMLIKE_FAKE_CUDA_DEVICES")) devices = std::atoi(n);

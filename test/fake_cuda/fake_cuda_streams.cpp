@@ -16,6 +16,7 @@ cudaError_t CUDARTAPI cudaPeekAtLastError(void) { return last_error; }
 cudaError_t CUDARTAPI cudaGetDeviceCount(int* count) {
   fake& f = state();
   f.count("cudaGetDeviceCount");
+  if (f.no_driver()) return fail(cudaErrorInsufficientDriver);
   if (count == nullptr) return fail(cudaErrorInvalidValue);
   *count = f.devices > 0 ? f.devices : 0;
   return f.devices > 0 ? cudaSuccess : fail(cudaErrorNoDevice);
@@ -24,6 +25,7 @@ cudaError_t CUDARTAPI cudaGetDeviceCount(int* count) {
 cudaError_t CUDARTAPI cudaGetDevice(int* device) {
   fake& f = state();
   f.count("cudaGetDevice");
+  if (f.no_driver()) return fail(cudaErrorInsufficientDriver);
   if (f.devices <= 0) return fail(cudaErrorNoDevice);
   if (device == nullptr) return fail(cudaErrorInvalidValue);
   *device = current_device;
@@ -33,6 +35,7 @@ cudaError_t CUDARTAPI cudaGetDevice(int* device) {
 cudaError_t CUDARTAPI cudaSetDevice(int device) {
   fake& f = state();
   f.count("cudaSetDevice");
+  if (f.no_driver()) return fail(cudaErrorInsufficientDriver);
   if (device < 0 || device >= f.devices) return fail(cudaErrorInvalidDevice);
   current_device = device;
   return cudaSuccess;
@@ -105,6 +108,10 @@ cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(const char* symbol, void*
   (void)flags;
   fake& f = state();
   f.count("cudaGetDriverEntryPointByVersion");
+  if (f.no_driver()) { // no libcuda.so.1 to look in
+    if (fn != nullptr) *fn = nullptr;
+    return fail(cudaErrorInsufficientDriver);
+  }
   void* found = symbol == nullptr ? nullptr : driver_function(symbol, version);
   if (fn != nullptr) *fn = found;
   if (status != nullptr) *status = found ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
