@@ -246,39 +246,28 @@ expect(
 
 # --- The wheel's layout, and nothing found ---------------------------------------------------------
 if can_hide_toolkit():
-    site = os.path.join(tmp, "site")
-    os.makedirs(os.path.join(site, "streamlike"))
-    shutil.copy(checker, os.path.join(site, "streamlike", "libstreamlike_check.so"))
-    link(fake_cupti, os.path.join(site, "nvidia", "cu13", "lib", "libcupti.so.13"))
-    wheel_cupti = os.path.join(site, "streamlike", "..", "nvidia", "cu13", "lib", "libcupti.so.13")
-    r = run(
-        wheel_cupti,
-        {"STREAMLIKE_CHECK": "capture"},
-        checker_path=os.path.join(site, "streamlike", "libstreamlike_check.so"),
-        hide_toolkit=True,
-    )
-    expect(
-        lines_of(r).get("active") == "1" and lines_of(r).get("cupti-loaded") == "1" and wheel_cupti in r.stderr,
-        "pip's layout: nvidia-cuda-cupti's nvidia/cu13/lib found beside the package folder",
-        r,
-    )
-    # nvidia-cuda-cupti-cu12, what a streamlike-cu12 wheel's checker finds: nvidia/cuda_cupti/lib.
-    site12 = os.path.join(tmp, "site12")
-    os.makedirs(os.path.join(site12, "streamlike"))
-    shutil.copy(checker, os.path.join(site12, "streamlike", "libstreamlike_check.so"))
-    link(fake_cupti, os.path.join(site12, "nvidia", "cuda_cupti", "lib", "libcupti.so.12"))
-    wheel12_cupti = os.path.join(site12, "streamlike", "..", "nvidia", "cuda_cupti", "lib", "libcupti.so.12")
-    r = run(
-        wheel12_cupti,
-        {"STREAMLIKE_CHECK": "capture"},
-        checker_path=os.path.join(site12, "streamlike", "libstreamlike_check.so"),
-        hide_toolkit=True,
-    )
-    expect(
-        lines_of(r).get("active") == "1" and lines_of(r).get("cupti-loaded") == "1" and wheel12_cupti in r.stderr,
-        "pip's CUDA 12 layout: nvidia-cuda-cupti-cu12's nvidia/cuda_cupti/lib found beside the package folder",
-        r,
-    )
+    # pip's layouts beside the package folder: nvidia-cuda-cupti's nvidia/cu13/lib (13.x), and
+    # nvidia-cuda-cupti-cu12's nvidia/cuda_cupti/lib, what a streamlike-cu12 wheel's checker finds.
+    for folder, soname, which in (
+        ("cu13", "libcupti.so.13", "nvidia-cuda-cupti's"),
+        ("cuda_cupti", "libcupti.so.12", "nvidia-cuda-cupti-cu12's"),
+    ):
+        site = os.path.join(tmp, "site-" + folder)
+        os.makedirs(os.path.join(site, "streamlike"))
+        shutil.copy(checker, os.path.join(site, "streamlike", "libstreamlike_check.so"))
+        link(fake_cupti, os.path.join(site, "nvidia", folder, "lib", soname))
+        wheel_cupti = os.path.join(site, "streamlike", "..", "nvidia", folder, "lib", soname)
+        r = run(
+            wheel_cupti,
+            {"STREAMLIKE_CHECK": "capture"},
+            checker_path=os.path.join(site, "streamlike", "libstreamlike_check.so"),
+            hide_toolkit=True,
+        )
+        expect(
+            lines_of(r).get("active") == "1" and lines_of(r).get("cupti-loaded") == "1" and wheel_cupti in r.stderr,
+            f"pip's layout: {which} nvidia/{folder}/lib found beside the package folder",
+            r,
+        )
 
     unfound_records = tempfile.mkdtemp(dir=tmp)
     nothing = os.path.join(tmp, "nothing")
