@@ -36,8 +36,9 @@ namespace {
 // the per-thread default stream's object for 0x2, else CuPy's object for the handle), which
 // pushes it on CuPy's per-thread, per-device stack of `with` blocks; the token keeps both objects.
 // Leave exits the scope's object (popping the stack) and makes the very object that was current
-// before current again (use()). Entering as `with` does, not by use(), is what lets an inner CuPy
-// block end well: CuPy's block exit makes the top of its stack current, which use() never changes.
+// before current again: CuPy's exit does where that object came from a block, use() where not.
+// Entering as `with` does, not by use(), is what lets an inner CuPy block end well: CuPy's block
+// exit makes the top of its stack current, which use() never changes.
 // Nothing is cached and nothing outlives the scope.
 //
 // CuPy's object for a handle: Stream.from_external(obj) where CuPy has it (CuPy 14 deprecates
@@ -191,6 +192,13 @@ int cupy_leave(void*, int32_t device, void* token) {
   PyObject* target = PyTuple_GET_ITEM(entered.get(), 1);
   const bool left =
       call_on_device(device, [&] { return PyObject_CallMethod(target, "__exit__", "OOO", Py_None, Py_None, Py_None); });
+  if (left) {
+    // CuPy's block exit makes the top of its stack current: the object before, unless that one was
+    // made current by use() (not by a block), which only use() puts back.
+    sd::scoped_ref now = sd::scoped_ref::steal(cupy_current(device));
+    if (!now) return STREAMLIKE_CURRENT_STREAM_FAILED;
+    if (now.get() == previous) return STREAMLIKE_CURRENT_STREAM_OK;
+  }
   const bool restored = call_on_device(device, [&] { return PyObject_CallMethod(previous, "use", nullptr); });
   return left && restored ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_FAILED;
 }

@@ -338,6 +338,22 @@ def test_cupy_is_handed_its_null_stream_for_the_legacy_default_stream(sl, fake_c
 
 
 @pytest.mark.usefixtures("without_cuda")
+def test_cupy_gets_back_the_stream_of_its_own_block_and_the_one_it_used(sl, fake_cupy):
+    # Left inside CuPy's own block, the use block's exit leaves that block's stream current (CuPy's
+    # exit does); after a use() of CuPy's, the very object used (streamlike puts it back).
+    outer = _FakeCupyStream(0xE250)
+    with outer:
+        with sl.use(FakeStream(0xE260), device=0):
+            assert handle(sl.current_stream(0)) == 0xE260
+        assert fake_cupy.get_current_stream(0) is outer
+        used = _FakeCupyStream(0xE270).use()  # inside CuPy's block: not the top of its stack
+        with sl.use(FakeStream(0xE280), device=0):
+            assert handle(sl.current_stream(0)) == 0xE280
+        assert fake_cupy.get_current_stream(0) is used
+    _FakeCupyStream.null.use()
+
+
+@pytest.mark.usefixtures("without_cuda")
 def test_cupy_block_inside_use_wins_whatever_it_names_and_ends_back_on_the_scopes_stream(sl, fake_cupy):
     before = fake_cupy.get_current_stream(0)
     with sl.use(FakeStream(0xE300), device=0):
