@@ -76,36 +76,11 @@ def parse_args():
 
 def unregister(streamlike, name):
     """Removes a provider through the package's C table (streamlike/c/current_stream_provider.h),
-    reached through the package's C API (streamlike/c/package_api.h)."""
-    import ctypes
+    reached through the package's C API as test/package/package_c_api.py reads it."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test", "package"))
+    import package_c_api
 
-    class Api(ctypes.Structure):
-        _fields_ = [
-            ("major_version", ctypes.c_uint32),
-            ("minor_version", ctypes.c_uint32),
-            ("get", ctypes.c_void_p),
-            ("set", ctypes.c_void_p),
-            ("restore", ctypes.c_void_p),
-            ("register_provider", ctypes.c_void_p),
-            ("unregister_provider", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)),
-        ]
-
-    class PackageApi(ctypes.Structure):
-        _fields_ = [
-            ("layout_version", ctypes.c_uint32),
-            ("stream_object_size", ctypes.c_uint32),
-            ("stream_type", ctypes.c_void_p),
-            ("view_type", ctypes.c_void_p),
-            ("view_handle_offset", ctypes.c_ssize_t),
-            ("current_stream", ctypes.POINTER(Api)),
-        ]
-
-    pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    pointer.restype = ctypes.c_void_p
-    pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    package_api = PackageApi.from_address(pointer(streamlike._streamlike._C_API, b"streamlike._streamlike._C_API"))
-    api = package_api.current_stream.contents
-    return api.unregister_provider(name.encode()) == 0
+    return package_c_api.current_stream_api(streamlike).unregister_provider(name.encode()) == 0
 
 
 def mix_child(args):

@@ -259,9 +259,9 @@ def test_the_python_switch_reports_at_a_modules_check_sites(sl, torch, current_m
 # Run in a process of its own: torch's dedicated provider (libtorch_cuda's C shim) is unregistered
 # there, so that only the provider over torch.Tensor's DLPack C exchange API can answer for torch.
 _DLPACK_ROUTE = r"""
-import ctypes
 import sys
 
+import package_c_api
 import torch
 import streamlike
 
@@ -270,34 +270,7 @@ if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
     sys.exit(77)
 assert "torch" in streamlike.current_stream_providers()  # found first, so never looked for again
 
-
-class Api(ctypes.Structure):  # streamlike_current_stream_api (streamlike/c/current_stream_provider.h)
-    _fields_ = [
-        ("major_version", ctypes.c_uint32),
-        ("minor_version", ctypes.c_uint32),
-        ("get", ctypes.c_void_p),
-        ("set", ctypes.c_void_p),
-        ("restore", ctypes.c_void_p),
-        ("register_provider", ctypes.c_void_p),
-        ("unregister_provider", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)),
-    ]
-
-
-class PackageApi(ctypes.Structure):  # streamlike_package_api (streamlike/c/package_api.h)
-    _fields_ = [
-        ("layout_version", ctypes.c_uint32),
-        ("stream_object_size", ctypes.c_uint32),
-        ("stream_type", ctypes.c_void_p),
-        ("view_type", ctypes.c_void_p),
-        ("view_handle_offset", ctypes.c_ssize_t),
-        ("current_stream", ctypes.POINTER(Api)),
-    ]
-
-
-pointer = ctypes.pythonapi.PyCapsule_GetPointer
-pointer.restype = ctypes.c_void_p
-pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-package_api = PackageApi.from_address(pointer(streamlike._streamlike._C_API, b"streamlike._streamlike._C_API"))
+package_api = package_c_api.package_api(streamlike)
 assert package_api.layout_version == 2, package_api.layout_version
 api = package_api.current_stream.contents
 assert api.unregister_provider(b"torch") == 0  # STREAMLIKE_CURRENT_STREAM_REGISTERED
@@ -323,7 +296,9 @@ print("the DLPack exchange route answered torch's current stream")
 def test_torch_answers_through_its_dlpack_exchange_api_without_the_dedicated_provider(sl, torch, installed):
     import subprocess
 
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (installed.site, os.environ.get("PYTHONPATH")) if p))
+    here = os.path.dirname(os.path.abspath(__file__))  # package_c_api
+    paths = (installed.site, here, os.environ.get("PYTHONPATH"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
     done = subprocess.run([sys.executable, "-c", _DLPACK_ROUTE], env=env, capture_output=True, text=True, timeout=300)
     if done.returncode == 77:
         pytest.skip(done.stdout.strip())
