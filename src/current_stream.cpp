@@ -127,12 +127,6 @@ inline void* first_answer(const provider_list& list, int device, std::ptrdiff_t&
 /// are read without the walk, streamlike's own slot before torch's getter so that nothing of the
 /// thread's state need be kept across that call: first_answer's rule, for those two lists.
 inline void* current_handle(const provider_list& list, int device) noexcept {
-  // A copy that forwards opens no scope and keeps no stream of its own: the registry answers, and
-  // this copy's thread-local state is not read.
-  if (list.shape == list_shape::forwarded) [[unlikely]] {
-    void* stream = nullptr;
-    return list.forward(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK ? stream : nullptr;
-  }
   const thread_streams& mine = this_thread; // the one thread-local access
   if (const saved_streams* scope = mine.innermost_scope) [[unlikely]] {
     // The innermost scope on this device over a list of streamlike's own provider alone: no
@@ -155,6 +149,20 @@ inline void* current_handle(const provider_list& list, int device) noexcept {
 /// none of its own slots holds a stream: the answer is the handle 0 whatever the current device,
 /// which then need not be read. Only once it was read (a driver answers), so that a process
 /// without one still hears so.
+/// current_stream() of a copy that forwards (it opens no scope and keeps no stream of its own): the
+/// registry answers, current_device included, so that the registry's copy reads the current device
+/// only where it must. Where the registry refuses, this copy's own check says why (the device), else
+/// the registry failed.
+[[gnu::noinline]] stream_view forwarded_current(const provider_list& list, int device) {
+  void* stream = nullptr;
+  if (device >= current_device && list.forward(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK)
+    return stream_view{static_cast<cudaStream_t>(stream)};
+  device = resolve_device(device, "current_stream");
+  if (list.forward(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK)
+    return stream_view{static_cast<cudaStream_t>(stream)};
+  throw error(cudaErrorUnknown, "current_stream", "the process's current-stream registry failed");
+}
+
 inline bool nothing_named(const provider_list& list) noexcept {
   if (list.shape != list_shape::own_only || !current_device_read.load(std::memory_order_relaxed)) return false;
   const thread_streams& mine = this_thread;
@@ -179,6 +187,8 @@ namespace current = detail::current;
 
 stream_view current_stream(int device) {
   const current::provider_list& list = current::listed(/*throttled=*/true);
+  if (list.shape == current::list_shape::forwarded) [[unlikely]]
+    return current::forwarded_current(list, device);
   if (device == current_device && current::nothing_named(list)) return stream_view{cudaStream_t{}};
   device = current::resolve_device(device, "current_stream");
   return stream_view{static_cast<cudaStream_t>(current::current_handle(list, device))};
@@ -187,7 +197,13 @@ stream_view current_stream(int device) {
 std::optional<stream_view> current_stream(int device, std::nothrow_t) noexcept {
   if (device < 0) [[unlikely]]
     return std::nullopt;
-  return stream_view{static_cast<cudaStream_t>(current::current_handle(current::listed(/*throttled=*/true), device))};
+  const current::provider_list& list = current::listed(/*throttled=*/true);
+  if (list.shape == current::list_shape::forwarded) [[unlikely]] {
+    void* stream = nullptr;
+    if (list.forward(device, &stream) != STREAMLIKE_CURRENT_STREAM_OK) return std::nullopt;
+    return stream_view{static_cast<cudaStream_t>(stream)};
+  }
+  return stream_view{static_cast<cudaStream_t>(current::current_handle(list, device))};
 }
 
 std::vector<current_stream_answer> current_stream_conflicts(int device) {

@@ -67,7 +67,7 @@ int status_of_current_exception(char* message, std::size_t size) noexcept {
 // --- This copy's table: its own registry, for the copies that forward to it -------------------
 
 int table_current(int32_t device, void** stream) {
-  if (stream == nullptr || device < 0) return STREAMLIKE_CURRENT_STREAM_REGISTRY_FAILED;
+  if (stream == nullptr || device < current_device) return STREAMLIKE_CURRENT_STREAM_REGISTRY_FAILED;
   try {
     *stream = streamlike::current_stream(device).get();
     return STREAMLIKE_CURRENT_STREAM_OK;

@@ -14,6 +14,8 @@
 
 #include <streamlike/c/current_stream_registry.h>
 
+#include <cuda_runtime_api.h>
+
 #include <doctest/doctest.h>
 #include <dlfcn.h>
 
@@ -237,6 +239,22 @@ TEST_CASE("a scope opened in one copy is every copy's current stream, and scopes
   for (const copy& c : all) CHECK_MESSAGE(c.current_on(0) == before, c.name);
   // Device 1 was never touched.
   for (const copy& c : all) CHECK(c.current_on(1) == nullptr);
+}
+
+TEST_CASE("every copy's current stream of the current device is the registry's, whichever device is current") {
+  if (!shared_mode()) return;
+  const std::vector<copy>& all = copies();
+  const streamlike::stream_view on_device_1 = host_test::fake_cuda_stream(1);
+  void* scope = all.front().open(on_device_1.get(), 1);
+  int before = -1;
+  REQUIRE(cudaGetDevice(&before) == cudaSuccess);
+  REQUIRE(cudaSetDevice(1) == cudaSuccess);
+  for (const copy& c : all) CHECK_MESSAGE(c.current_on(-1) == on_device_1.get(), c.name);
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  for (const copy& c : all) CHECK_MESSAGE(c.current_on(-1) == c.current_on(0), c.name);
+  for (const copy& c : all) CHECK_MESSAGE(c.current_on(-1) != on_device_1.get(), c.name);
+  REQUIRE(cudaSetDevice(before) == cudaSuccess);
+  all.front().leave(scope);
 }
 
 TEST_CASE("a scope of one copy sets a provider registered through another, and puts it back") {

@@ -54,7 +54,8 @@ typedef struct streamlike_current_stream_registry {
   uint32_t reserved;      /* 0 */
   /* Major 1, minor 0. Each function is thread-safe, never throws, and writes a message (NUL
    * terminated, truncated to message_size) where it fails and `message` is not NULL. */
-  /* streamlike::current_stream(device) for a device >= 0: OK, else FAILED. */
+  /* streamlike::current_stream(device) for a device >= 0, or -1 for the calling thread's current
+   * device: OK, else FAILED. */
   int (*current)(int32_t device, void** stream);
   /* The same, and the name of the provider that answered ("" for none), truncated to name_size. */
   int (*answer)(int32_t device, void** stream, char* name, size_t name_size);
