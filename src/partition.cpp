@@ -358,15 +358,22 @@ CUgreenCtx_st* green_context_of(stream_view stream, const char* who) {
   return green;
 }
 
-unsigned long long context_id_of(stream_view stream, const char* who) {
+CUctx_st* context_of(stream_view stream, const char* who) {
   // cuStreamGetCtx answers a green stream's green context's own CUcontext (cuCtxFromGreenCtx's),
   // whose id is its partition's; both calls are measured capture-safe (docs/cuda-graphs.md).
-  const auto& drv = driver::get();
   CUcontext context = nullptr;
-  check(require(drv.stream_get_ctx, who, "cuStreamGetCtx")(stream.get(), &context), who, "cuStreamGetCtx");
+  check(require(driver::get().stream_get_ctx, who, "cuStreamGetCtx")(stream.get(), &context), who, "cuStreamGetCtx");
+  return context;
+}
+
+unsigned long long id_of_context(CUctx_st* context, const char* who) {
   unsigned long long id = 0;
-  check(require(drv.ctx_get_id, who, "cuCtxGetId")(context, &id), who, "cuCtxGetId");
+  check(require(driver::get().ctx_get_id, who, "cuCtxGetId")(context, &id), who, "cuCtxGetId");
   return id;
+}
+
+unsigned long long context_id_of(stream_view stream, const char* who) {
+  return id_of_context(context_of(stream, who), who);
 }
 
 bool green_context_alive(CUgreenCtx_st* green_context, unsigned long long context_id) noexcept {

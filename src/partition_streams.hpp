@@ -8,6 +8,7 @@
 #include <streamlike/partition.hpp>
 #include <streamlike/stream_options.hpp>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 namespace streamlike::detail {
@@ -48,6 +49,11 @@ void keep_partition_of(cudaStream_t handle, int device, partition&& p);
 /// never reused, unlike handles. Both calls are capture-safe. Throws streamlike::error naming `who`
 /// if the driver fails.
 [[nodiscard]] unsigned long long context_id_of(stream_view stream, const char* who);
+
+/// The context `stream` runs in (cuStreamGetCtx), as context_id_of asks it, and that context's id
+/// (cuCtxGetId). Throw streamlike::error naming `who` if the driver fails.
+[[nodiscard]] CUctx_st* context_of(stream_view stream, const char* who);
+[[nodiscard]] unsigned long long id_of_context(CUctx_st* context, const char* who);
 
 /// Whether `green_context` is still the green context whose context has id `context_id`: false once
 /// it is destroyed, and once its handle names another green context made since. Never throws.

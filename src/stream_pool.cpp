@@ -20,6 +20,7 @@ namespace detail {
 // scan; no caller's stream can have that id again.
 struct sub_pool {
   unsigned long long context_id = 0;
+  CUctx_st* context = nullptr; // the green context's own context, as cuStreamGetCtx names it
   CUgreenCtx_st* green_context = nullptr;
   bool borrowed = false;
   std::vector<shared_stream> streams; // moved out, under the pool's lock, once a borrowed green context is gone
@@ -49,6 +50,14 @@ struct stream_pool::sub_pools {
       if (known->context_id == id) return known.get();
     return nullptr;
   }
+  /// The sub-pool of a partition this process owns whose context is `context`, or nullptr. Its
+  /// streams keep their partition, so its green context, alive: that handle cannot name another
+  /// context while the entry exists, and needs no id. A borrowed one can (its owner destroys it).
+  const detail::sub_pool* find_owned(CUctx_st* context) const noexcept {
+    for (const auto& known : by_context)
+      if (!known->borrowed && known->context == context) return known.get();
+    return nullptr;
+  }
 };
 
 stream_pool::~stream_pool() { delete sub_pools_.load(std::memory_order_acquire); }
@@ -65,22 +74,29 @@ stream_pool::stream_pool(std::size_t size, const stream_options& options) {
 
 shared_stream stream_pool::get_for(stream_view caller) {
   constexpr const char* who = "stream_pool::get_for";
-  // The caller's context by id: a handle can name another context once its own is destroyed.
-  const unsigned long long id = detail::context_id_of(caller, who);
-  unsigned long long pool_id = context_id_.load(std::memory_order_relaxed);
-  if (pool_id == 0) [[unlikely]] {
-    pool_id = detail::context_id_of(streams_.front().get(), who);
-    context_id_.store(pool_id, std::memory_order_relaxed);
+  // The caller's context: by its handle where that handle cannot name another context (the pool's
+  // own, which its streams keep; an owned partition's), else by id, which is never reused.
+  CUctx_st* const context = detail::context_of(caller, who);
+  CUctx_st* pool_context = context_.load(std::memory_order_relaxed);
+  if (pool_context == nullptr) [[unlikely]] {
+    pool_context = detail::context_of(streams_.front().get(), who);
+    context_.store(pool_context, std::memory_order_relaxed);
   }
-  if (id == pool_id) return get(); // the common plain case: the pool's own context
+  if (context == pool_context) return get(); // the common plain case: the pool's own context
   const std::size_t next = next_.fetch_add(1, std::memory_order_relaxed);
-  if (const sub_pools* table = sub_pools_.load(std::memory_order_acquire)) [[likely]] {
+  const sub_pools* table = sub_pools_.load(std::memory_order_acquire);
+  if (table != nullptr) [[likely]] {
+    if (const auto* found = table->find_owned(context)) return found->streams[next % found->streams.size()];
+  }
+  const unsigned long long id = detail::id_of_context(context, who);
+  if (table != nullptr) {
     if (const auto* found = table->find(id)) return found->streams[next % found->streams.size()];
   }
-  return get_for_new_context(caller, id, next);
+  return get_for_new_context(caller, context, id, next);
 }
 
-shared_stream stream_pool::get_for_new_context(stream_view caller, unsigned long long id, std::size_t next) {
+shared_stream stream_pool::get_for_new_context(stream_view caller, CUctx_st* context, unsigned long long id,
+                                               std::size_t next) {
   constexpr const char* who = "stream_pool::get_for";
   CUgreenCtx_st* const green = detail::green_context_of(caller, who);
   if (green == nullptr) { // a plain stream of another context: of the pool's device, or refused
@@ -96,6 +112,7 @@ shared_stream stream_pool::get_for_new_context(stream_view caller, unsigned long
   if (on.device() != device_) check_device_of(caller, &on); // throws, naming the device
   auto added = std::make_shared<detail::sub_pool>();
   added->context_id = id;
+  added->context = context;
   added->green_context = green;
   added->borrowed = !on.owned();
   added->streams.reserve(streams_.size());

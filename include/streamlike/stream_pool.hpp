@@ -17,6 +17,10 @@
 #include <utility>
 #include <vector>
 
+// The driver's context handle (cuda.h's CUcontext is `CUctx_st*`), declared here so that this
+// header does not need cuda.h.
+struct CUctx_st;
+
 namespace streamlike {
 
 /// A fixed set of shared_streams on one device, handed out round-robin (see the file comment).
@@ -48,10 +52,11 @@ public:
   /// green context the first time it is met (shared with the streamlike partition that made it,
   /// else borrowed: its owner must keep it alive while this pool lives); for a plain stream,
   /// get(). So a library that forks work from its caller's stream stays inside the caller's SMs.
-  /// The sub-pool's streams have the pool's priority. Two capture-safe driver queries, cuStreamGetCtx
-  /// and cuCtxGetId: sub-pools are found by the caller's context id (a handle can name another
-  /// green context once its owner destroyed the first), then, for the pool's own context, get(),
-  /// else a look-up without a lock (the lock is taken only to make a sub-pool). A borrowed
+  /// The sub-pool's streams have the pool's priority. One capture-safe driver query, cuStreamGetCtx:
+  /// the pool's own context and an owned partition's sub-pool are found by the caller's context
+  /// handle (their streams keep them alive), a borrowed one's by the context's id, a second query
+  /// (cuCtxGetId: a handle can name another green context once its owner destroyed the first);
+  /// then, for the pool's own context, get(), else a look-up without a lock (the lock is taken only to make a sub-pool). A borrowed
   /// sub-pool whose green context is gone is dropped when the pool next makes one.
   /// Throws std::invalid_argument for a stream of another device than the pool's, green or not
   /// (naming both devices), streamlike::error when the driver fails.
@@ -63,7 +68,8 @@ public:
   [[nodiscard]] int device() const noexcept { return device_; }
 
 private:
-  [[nodiscard]] shared_stream get_for_new_context(stream_view caller, unsigned long long id, std::size_t next);
+  [[nodiscard]] shared_stream get_for_new_context(stream_view caller, CUctx_st* context, unsigned long long id,
+                                                  std::size_t next);
   // Throws std::invalid_argument unless `caller` (of partition `green`, or plain where null) is of the pool's device.
   void check_device_of(stream_view caller, const partition* green) const;
 
@@ -71,9 +77,9 @@ private:
   int device_ = -1;
   int priority_ = 0;
   std::atomic<std::size_t> next_{0};
-  // get_for: the id of the context of the pool's streams (asked on first use), and the sub-pools by
-  // context id, made on first use.
-  std::atomic<unsigned long long> context_id_{0};
+  // get_for: the context of the pool's streams (asked on first use), and the sub-pools by context,
+  // made on first use.
+  std::atomic<CUctx_st*> context_{nullptr};
   // The sub-pools, an immutable table read with one acquire load; making a sub-pool publishes a
   // new table under the lock, and the ones it replaced stay (a reader may be scanning one) until
   // the pool dies (src/stream_pool.cpp).

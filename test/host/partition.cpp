@@ -510,10 +510,15 @@ TEST_CASE_FIXTURE(fake_setup, "a green stream made current is the current stream
   CHECK(streamlike::current_stream(0) == before);
 }
 
-TEST_CASE_FIXTURE(fake_setup, "get_for asks the driver one capture-safe call, and nothing else") {
+TEST_CASE_FIXTURE(fake_setup, "get_for asks the driver one capture-safe call, and a borrowed green context's id") {
   const partition p = partition::create(0, 16);
   const shared_stream green = shared_stream::create({.partition = p});
   const shared_stream plain = shared_stream::create();
+  struct destroyed_last { // after the pool and the streams made in it
+    CUgreenCtx handle;
+    ~destroyed_last() { (void)driver_function<decltype(&cuGreenCtxDestroy)>("cuGreenCtxDestroy")(handle); }
+  } borrowed_context{raw_green_context(16)};
+  const shared_stream borrowed = shared_stream::create({.partition = partition::borrow(borrowed_context.handle)});
   stream_pool pool(2);
   using calls = std::map<std::string, long>;
   const auto calls_of = [&](streamlike::stream_view caller) {
@@ -524,9 +529,12 @@ TEST_CASE_FIXTURE(fake_setup, "get_for asks the driver one capture-safe call, an
     for (std::size_t i = 0; const char* name = fake_cuda_called(i); ++i) made[name] = fake_cuda_calls(name);
     return made;
   };
-  // Two each: the caller's context (cuStreamGetCtx) and its id (cuCtxGetId), which finds the sub-pool.
-  CHECK(calls_of(green) == calls{{"cuCtxGetId", 1}, {"cuStreamGetCtx", 1}});
-  CHECK(calls_of(plain) == calls{{"cuCtxGetId", 1}, {"cuStreamGetCtx", 1}});
+  // The caller's context (cuStreamGetCtx) finds the pool's own and an owned partition's sub-pool,
+  // whose handles stay theirs while the pool holds them; a borrowed green context's handle may name
+  // another one once its owner destroys it, so its sub-pool is found by the context's id (cuCtxGetId).
+  CHECK(calls_of(green) == calls{{"cuStreamGetCtx", 1}});
+  CHECK(calls_of(plain) == calls{{"cuStreamGetCtx", 1}});
+  CHECK(calls_of(borrowed) == calls{{"cuCtxGetId", 1}, {"cuStreamGetCtx", 1}});
 }
 
 // A borrowed green context (torch's) may be destroyed by its owner while a pool lives, and the
