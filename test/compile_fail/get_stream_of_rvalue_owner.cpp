@@ -2,17 +2,7 @@
 // because the view would dangle when the temporary dies; the message points to export_stream.
 // expected-error-re: view would dangle
 // expected-error-re: export_stream
-#include <streamlike/get_stream.hpp>
-
-namespace user {
-struct owner {
-  cudaStream_t handle{};
-  cudaStream_t get_stream() const noexcept { return handle; }
-};
-} // namespace user
-
-template <>
-inline constexpr bool streamlike::enable_stream_owner<user::owner> = true;
+#include "member_owner.hpp"
 
 void use() {
   user::owner named;

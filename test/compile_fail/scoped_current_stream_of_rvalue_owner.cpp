@@ -2,17 +2,9 @@
 // the end of the statement while the scope, and every framework it set, still named the stream.
 // The constraint that refuses it is stream_like (get_stream refuses rvalue owners).
 // expected-error-re: (stream_like|constraints not satisfied|no matching)
+#include "member_owner.hpp"
+
 #include <streamlike/current_stream.hpp>
-
-namespace user {
-struct owner {
-  cudaStream_t handle{};
-  cudaStream_t get_stream() const noexcept { return handle; }
-};
-} // namespace user
-
-template <>
-inline constexpr bool streamlike::enable_stream_owner<user::owner> = true;
 
 void use() {
   user::owner named;
