@@ -66,6 +66,13 @@ int status_of_current_exception(char* message, std::size_t size) noexcept {
 
 // --- This copy's table: its own registry, for the copies that forward to it -------------------
 
+static_assert(STREAMLIKE_CURRENT_STREAM_REGISTRY_INVALID_ARGUMENT != STREAMLIKE_CURRENT_STREAM_NOT_FOUND &&
+                  STREAMLIKE_CURRENT_STREAM_REGISTRY_INVALID_ARGUMENT != STREAMLIKE_CURRENT_STREAM_NAME_TAKEN &&
+                  STREAMLIKE_CURRENT_STREAM_REGISTRY_FAILED != STREAMLIKE_CURRENT_STREAM_NOT_FOUND &&
+                  STREAMLIKE_CURRENT_STREAM_REGISTRY_FAILED != STREAMLIKE_CURRENT_STREAM_NAME_TAKEN &&
+                  STREAMLIKE_CURRENT_STREAM_REGISTRY_INVALID_ARGUMENT != STREAMLIKE_CURRENT_STREAM_REGISTRY_FAILED,
+              "each status the table returns is its own");
+
 int table_current(int32_t device, void** stream) {
   if (stream == nullptr || device < current_device) return STREAMLIKE_CURRENT_STREAM_REGISTRY_FAILED;
   try {

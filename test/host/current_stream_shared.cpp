@@ -307,6 +307,27 @@ TEST_CASE("every copy refuses a device the process lacks, and a stream of anothe
   }
 }
 
+TEST_CASE("every copy refuses to remove streamlike's own provider by name, and finds no unknown one") {
+  if (!shared_mode()) return;
+  for (const copy& c : copies()) {
+    int removed = -1;
+    CHECK_MESSAGE(c.unregister("streamlike", &removed) == 1, c.name, ": ", c.last_error());
+    CHECK_MESSAGE(contains(c.last_error(), "streamlike"), c.last_error());
+    removed = -1;
+    CHECK_MESSAGE(c.unregister("no-provider-of-this-name", &removed) == 0, c.name, ": ", c.last_error());
+    CHECK(removed == 0);
+  }
+  // The table itself, as a C caller asks it: each answer its own status.
+  const auto* table = static_cast<const streamlike_current_stream_registry*>(copies().front().registry());
+  char message[256] = {};
+  const int own = table->unregister_provider("streamlike", message, sizeof message);
+  CHECK(own == STREAMLIKE_CURRENT_STREAM_REGISTRY_INVALID_ARGUMENT);
+  CHECK(own != STREAMLIKE_CURRENT_STREAM_NOT_FOUND);
+  CHECK_MESSAGE(contains(message, "cannot be removed"), message);
+  CHECK(table->unregister_provider("no-provider-of-this-name", message, sizeof message) ==
+        STREAMLIKE_CURRENT_STREAM_NOT_FOUND);
+}
+
 TEST_CASE("a published table this streamlike cannot read is not joined: each copy keeps its own") {
   const std::string mode = published_mode();
   if (mode != "another-major" && mode != "too-short") return;

@@ -36,10 +36,13 @@ extern "C" {
 #define STREAMLIKE_CURRENT_STREAM_REGISTRY_MAJOR_VERSION 1
 #define STREAMLIKE_CURRENT_STREAM_REGISTRY_MINOR_VERSION 0
 
-/* What the table's functions return, besides STREAMLIKE_CURRENT_STREAM_OK. */
-/* A bad argument (a device the process lacks, a stream of another device, a bad provider table, a
- * name taken): std::invalid_argument in C++; the message says what and what was expected. */
-#define STREAMLIKE_CURRENT_STREAM_REGISTRY_INVALID_ARGUMENT 3
+/* What the table's functions return, besides STREAMLIKE_CURRENT_STREAM_OK,
+ * STREAMLIKE_CURRENT_STREAM_NAME_TAKEN and STREAMLIKE_CURRENT_STREAM_NOT_FOUND (of the provider
+ * header): each value its own, so that a caller tells them apart. */
+/* A bad argument (a device the process lacks, a stream of another device, a bad provider table,
+ * streamlike's own provider to remove): std::invalid_argument in C++; the message says what and
+ * what was expected. */
+#define STREAMLIKE_CURRENT_STREAM_REGISTRY_INVALID_ARGUMENT 5
 /* Anything else (a provider failing, out of memory): streamlike::error in C++. */
 #define STREAMLIKE_CURRENT_STREAM_REGISTRY_FAILED 4
 
