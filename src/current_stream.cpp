@@ -145,10 +145,6 @@ inline void* current_handle(const provider_list& list, int device) noexcept {
   return !is_default(torch) || own == nullptr || is_default(own) ? torch : own;
 }
 
-/// True where no provider but streamlike's own is registered, no scope is open on this thread and
-/// none of its own slots holds a stream: the answer is the handle 0 whatever the current device,
-/// which then need not be read. Only once it was read (a driver answers), so that a process
-/// without one still hears so.
 /// current_stream() of a copy that forwards (it opens no scope and keeps no stream of its own): the
 /// registry answers, current_device included, so that the registry's copy reads the current device
 /// only where it must. Where the registry refuses, this copy's own check says why (the device), else
@@ -163,6 +159,10 @@ inline void* current_handle(const provider_list& list, int device) noexcept {
   throw error(cudaErrorUnknown, "current_stream", "the process's current-stream registry failed");
 }
 
+/// True where no provider but streamlike's own is registered, no scope is open on this thread and
+/// none of its own slots holds a stream: the answer is the handle 0 whatever the current device,
+/// which then need not be read. Only once it was read (a driver answers), so that a process
+/// without one still hears so.
 inline bool nothing_named(const provider_list& list) noexcept {
   if (list.shape != list_shape::own_only || !current_device_read.load(std::memory_order_relaxed)) return false;
   const thread_streams& mine = this_thread;

@@ -56,8 +56,9 @@ public:
   /// the pool's own context and an owned partition's sub-pool are found by the caller's context
   /// handle (their streams keep them alive), a borrowed one's by the context's id, a second query
   /// (cuCtxGetId: a handle can name another green context once its owner destroyed the first);
-  /// then, for the pool's own context, get(), else a look-up without a lock (the lock is taken only to make a sub-pool). A borrowed
-  /// sub-pool whose green context is gone is dropped when the pool next makes one.
+  /// then, for the pool's own context, get(), else a look-up without a lock (the lock is taken only
+  /// to make a sub-pool). A borrowed sub-pool whose green context is gone is dropped when the pool
+  /// next makes one.
   /// Throws std::invalid_argument for a stream of another device than the pool's, green or not
   /// (naming both devices), streamlike::error when the driver fails.
   [[nodiscard]] shared_stream get_for(stream_view caller);
