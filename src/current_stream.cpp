@@ -145,14 +145,10 @@ inline void* current_handle(const provider_list& list, int device) noexcept {
   return !is_default(torch) || own == nullptr || is_default(own) ? torch : own;
 }
 
-/// current_stream() of a copy that forwards (it opens no scope and keeps no stream of its own): the
-/// registry answers, current_device included, so that the registry's copy reads the current device
-/// only where it must. Where the registry refuses, this copy's own check says why (the device), else
-/// the registry failed.
-[[gnu::noinline]] stream_view forwarded_current(const provider_list& list, int device) {
+/// current_stream() of a copy that forwards (it opens no scope and keeps no stream of its own), where
+/// the registry refused: this copy's own check says why (the device), else the registry failed.
+[[gnu::noinline]] stream_view forwarded_refusal(const provider_list& list, int device) {
   void* stream = nullptr;
-  if (device >= current_device && list.forward(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK)
-    return stream_view{static_cast<cudaStream_t>(stream)};
   device = resolve_device(device, "current_stream");
   if (list.forward(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK)
     return stream_view{static_cast<cudaStream_t>(stream)};
@@ -171,6 +167,19 @@ inline bool nothing_named(const provider_list& list) noexcept {
 
 } // namespace
 
+namespace {
+/// current_on's body, inlined into current_stream(device, std::nothrow) too.
+[[gnu::always_inline]] inline bool answer_on(int device, void*& stream) noexcept {
+  const provider_list& list = listed(/*throttled=*/true);
+  if (list.shape == list_shape::forwarded) [[unlikely]]
+    return list.forward(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK;
+  stream = current_handle(list, device);
+  return true;
+}
+} // namespace
+
+bool current_on(int device, void*& stream) noexcept { return answer_on(device, stream); }
+
 answer current_answer(const provider_list& list, int device) noexcept {
   std::ptrdiff_t by = -1;
   if (const saved_streams* scope = scope_on(this_thread, device)) {
@@ -187,23 +196,24 @@ namespace current = detail::current;
 
 stream_view current_stream(int device) {
   const current::provider_list& list = current::listed(/*throttled=*/true);
-  if (list.shape == current::list_shape::forwarded) [[unlikely]]
-    return current::forwarded_current(list, device);
+  if (list.shape == current::list_shape::forwarded) [[unlikely]] {
+    // The registry answers, current_device included, so that the registry's copy reads the current
+    // device only where it must.
+    void* stream = nullptr;
+    if (device >= current_device && list.forward(device, &stream) == STREAMLIKE_CURRENT_STREAM_OK) [[likely]]
+      return stream_view{static_cast<cudaStream_t>(stream)};
+    return current::forwarded_refusal(list, device);
+  }
   if (device == current_device && current::nothing_named(list)) return stream_view{cudaStream_t{}};
   device = current::resolve_device(device, "current_stream");
   return stream_view{static_cast<cudaStream_t>(current::current_handle(list, device))};
 }
 
 std::optional<stream_view> current_stream(int device, std::nothrow_t) noexcept {
-  if (device < 0) [[unlikely]]
+  void* stream = nullptr;
+  if (device < 0 || !current::answer_on(device, stream)) [[unlikely]]
     return std::nullopt;
-  const current::provider_list& list = current::listed(/*throttled=*/true);
-  if (list.shape == current::list_shape::forwarded) [[unlikely]] {
-    void* stream = nullptr;
-    if (list.forward(device, &stream) != STREAMLIKE_CURRENT_STREAM_OK) return std::nullopt;
-    return stream_view{static_cast<cudaStream_t>(stream)};
-  }
-  return stream_view{static_cast<cudaStream_t>(current::current_handle(list, device))};
+  return stream_view{static_cast<cudaStream_t>(stream)};
 }
 
 std::vector<current_stream_answer> current_stream_conflicts(int device) {

@@ -127,6 +127,12 @@ struct answer {
 };
 [[nodiscard]] answer current_answer(const provider_list& list, int device) noexcept;
 
+/// The current stream of `device` (0 or above, not checked against the device count), or false
+/// where a copy forwarded to refused: current_stream(device, std::nothrow)'s body, and the
+/// registry's C entry's for a device the count holds, so that a copy forwarding to this one pays
+/// no throwing frame and no exported call.
+[[nodiscard]] bool current_on(int device, void*& stream) noexcept;
+
 /// Throws std::invalid_argument for a device below -1, naming `operation`.
 [[noreturn]] void throw_bad_device(int device, const char* operation);
 

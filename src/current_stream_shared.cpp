@@ -20,6 +20,7 @@
 
 #include "current_stream_registry.hpp"
 #include "current_stream_scope.hpp"
+#include "devices.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -75,6 +76,9 @@ static_assert(STREAMLIKE_CURRENT_STREAM_REGISTRY_INVALID_ARGUMENT != STREAMLIKE_
 
 int table_current(int32_t device, void** stream) {
   if (stream == nullptr || device < current_device) return STREAMLIKE_CURRENT_STREAM_REGISTRY_FAILED;
+  // A device the count holds needs no check that could throw: the forwarding copies' common call.
+  if (device >= 0 && device < devices::count_if_known()) [[likely]]
+    return current_on(device, *stream) ? STREAMLIKE_CURRENT_STREAM_OK : STREAMLIKE_CURRENT_STREAM_REGISTRY_FAILED;
   try {
     *stream = streamlike::current_stream(device).get();
     return STREAMLIKE_CURRENT_STREAM_OK;
