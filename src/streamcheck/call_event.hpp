@@ -7,14 +7,15 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <string_view>
 
 namespace streamlike::check {
 
 /// One driver call, as the CUPTI layer saw it.
 struct call_event {
   call_kind kind = call_kind::other;
-  std::string_view api;      // the driver API's name, e.g. "cuLaunchKernel_ptsz"
+  // The driver API's name, e.g. "cuLaunchKernel_ptsz" (CUPTI's string, never freed): measured only
+  // where a name is read (a default stream's handle, a report), not on every call.
+  const char* api = "";
   bool has_stream = false;   // whether the call takes a stream (and `stream` is it)
   std::uintptr_t stream = 0; // canonical_stream(api, the handle given)
   int device = 0;            // the device of the call's context; -1: unknown (no wrong-stream report)

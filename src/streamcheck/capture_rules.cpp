@@ -119,7 +119,7 @@ constexpr const char* invalidated = "the capture would be invalidated";
 } // namespace
 
 std::string capture_tracker::judge(const call_event& e) const {
-  const std::string api = e.api.empty() ? std::string("the call") : std::string(e.api);
+  const std::string api = *e.api == '\0' ? std::string("the call") : std::string(e.api);
   const auto words = [&](const capture& c) {
     return capture_words(c.origin.stream, c.mode, c.thread, c.thread == e.thread);
   };

@@ -16,6 +16,7 @@
 #include "process_record.hpp"
 #include "stream_blocking.hpp"
 
+#include <streamlike/c/current_stream_registry.h>
 #include <streamlike/current_stream.hpp>
 #include <streamlike/current_stream_providers.hpp>
 
@@ -161,12 +162,15 @@ std::uint64_t thread_id(thread_state& t) noexcept {
   return t.id;
 }
 
-// The device is the call's context's, so the core's form that takes it as given serves: no device
-// count, no current device, nothing thrown.
+// The device is the call's context's, so the process's registry is asked for it directly (the
+// table this copy of streamlike forwards to, or its own): current_stream(device)'s answer, with no
+// device check that could throw and no frame of this copy's on every checked call.
+const streamlike_current_stream_registry* process_registry = nullptr; // set before the first call
+
 bool current_stream_of(void*, int device, std::uintptr_t* stream) noexcept {
-  const std::optional<streamlike::stream_view> current = streamlike::current_stream(device, std::nothrow);
-  if (!current) return false;
-  *stream = reinterpret_cast<std::uintptr_t>(current->get());
+  void* current = nullptr;
+  if (process_registry->current(device, &current) != STREAMLIKE_CURRENT_STREAM_OK) return false;
+  *stream = reinterpret_cast<std::uintptr_t>(current);
   return true;
 }
 
@@ -290,7 +294,7 @@ void judge_memory_op(void* context, bool writes, std::uintptr_t address) {
     e.blocking = (flags & CU_STREAM_NON_BLOCKING) == 0;
     e.library_stream = e.has_stream && orders_its_own_streams(calling_library());
   }
-  e.stream = canonical_stream(e.api, reinterpret_cast<std::uintptr_t>(stream));
+  e.stream = stream != nullptr ? reinterpret_cast<std::uintptr_t>(stream) : canonical_stream(e.api, 0);
   if (e.kind == call_kind::capture_begin) {
     e.mode = capture_mode_of_call(cbid, cb->functionParams);
     // A non-blocking stream does not synchronize with the legacy one: known from the entry.
@@ -490,6 +494,7 @@ int start() noexcept {
   flag_queries.is_capturing =
       reinterpret_cast<decltype(flag_queries.is_capturing)>(dlsym(driver, "cuStreamIsCapturing"));
   flag_queries.get_flags = reinterpret_cast<decltype(flag_queries.get_flags)>(dlsym(driver, "cuStreamGetFlags"));
+  process_registry = streamlike_current_stream_registry_table();
   world w;
   w.current_stream = current_stream_of;
   w.take_native_site = take_native_site;

@@ -10,7 +10,6 @@
 #include <array>
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 using namespace streamlike::check;
@@ -29,7 +28,7 @@ constexpr std::uint64_t third = 33;
 constexpr std::array<cudaStreamCaptureMode, 3> all_modes{cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal,
                                                          cudaStreamCaptureModeRelaxed};
 
-call_event on_stream(std::string_view api, std::uintptr_t handle, std::uint64_t thread = capturer, int device = 0) {
+call_event on_stream(const char* api, std::uintptr_t handle, std::uint64_t thread = capturer, int device = 0) {
   call_event e;
   e.api = api;
   e.kind = classify(api);
@@ -41,13 +40,13 @@ call_event on_stream(std::string_view api, std::uintptr_t handle, std::uint64_t 
 }
 
 // A call that takes no stream (the CUPTI layer leaves has_stream false).
-call_event plain(std::string_view api, std::uint64_t thread = capturer, int device = 0) {
+call_event plain(const char* api, std::uint64_t thread = capturer, int device = 0) {
   call_event e = on_stream(api, 0, thread, device);
   e.has_stream = false;
   return e;
 }
 
-call_event on_event(std::string_view api, std::uintptr_t event, std::uint64_t thread = capturer) {
+call_event on_event(const char* api, std::uintptr_t event, std::uint64_t thread = capturer) {
   call_event e = plain(api, thread);
   e.object = event;
   return e;
@@ -71,7 +70,7 @@ struct process {
   capture_tracker tracker;
 
   void begin(std::uintptr_t stream, cudaStreamCaptureMode mode, std::uint64_t thread = capturer, bool blocking = false,
-             int device = 0, std::string_view api = "cuStreamBeginCapture_v2") {
+             int device = 0, const char* api = "cuStreamBeginCapture_v2") {
     call_event e = on_stream(api, stream, thread, device);
     e.mode = mode;
     e.blocking = blocking;
@@ -287,9 +286,9 @@ TEST_CASE("an event recorded in a capture may not be waited on or asked, in any 
 }
 
 TEST_CASE("synchronous copies and memsets break a capture only through the legacy stream") {
-  const std::string_view calls[] = {"cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoD_v2",
-                                    "cuMemcpy",        "cuMemsetD8_v2",   "cuMemsetD32_v2"};
-  for (std::string_view api : calls) {
+  const char* const calls[] = {"cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoD_v2",
+                               "cuMemcpy",        "cuMemsetD8_v2",   "cuMemsetD32_v2"};
+  for (const char* api : calls) {
     for (cudaStreamCaptureMode capture_mode : all_modes) {
       for (cudaStreamCaptureMode thread_mode : all_modes) {
         for (std::uint64_t caller : {capturer, other}) {

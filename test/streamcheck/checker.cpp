@@ -69,7 +69,7 @@ struct fixture {
   }
 };
 
-call_event call(std::string_view api, std::uintptr_t handle, std::uint64_t thread = main_thread, int device = 0) {
+call_event call(const char* api, std::uintptr_t handle, std::uint64_t thread = main_thread, int device = 0) {
   call_event e;
   e.api = api;
   e.kind = classify(api);
@@ -82,7 +82,7 @@ call_event call(std::string_view api, std::uintptr_t handle, std::uint64_t threa
   return e;
 }
 
-call_event no_stream_call(std::string_view api, std::uint64_t thread = main_thread) {
+call_event no_stream_call(const char* api, std::uint64_t thread = main_thread) {
   call_event e = call(api, 0, thread);
   e.has_stream = false;
   return e;
@@ -143,8 +143,8 @@ TEST_CASE("wrong stream: a launch on one framework's stream while the others agr
 }
 
 TEST_CASE("wrong stream: every call that works on a stream, on the per-thread default or another stream") {
-  for (std::string_view api : {"cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cuMemcpyAsync",
-                               "cuMemcpyHtoDAsync_v2_ptsz", "cuMemsetD8Async", "cuLaunchHostFunc", "cuGraphLaunch"}) {
+  for (const char* api : {"cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cuMemcpyAsync",
+                          "cuMemcpyHtoDAsync_v2_ptsz", "cuMemsetD8Async", "cuLaunchHostFunc", "cuGraphLaunch"}) {
     CAPTURE(api);
     fixture f;
     f.process.current[0] = side;
@@ -225,8 +225,8 @@ TEST_CASE("capture breaker: a synchronization while this thread's global capture
   // A blocking stream: the synchronous copy and memset break it through the legacy stream.
   CHECK(f.check.on_call(begin_capture(side, cudaStreamCaptureModeGlobal, main_thread, /*blocking=*/true)) ==
         checker::verdict::fine);
-  for (std::string_view api : {"cuCtxSynchronize", "cuEventSynchronize", "cuEventQuery", "cuMemAlloc_v2",
-                               "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemsetD8_v2"}) {
+  for (const char* api : {"cuCtxSynchronize", "cuEventSynchronize", "cuEventQuery", "cuMemAlloc_v2", "cuMemFree_v2",
+                          "cuMemcpyHtoD_v2", "cuMemsetD8_v2"}) {
     CAPTURE(api);
     f.process.site += 1;
     CHECK(f.check.on_call(no_stream_call(api)) == checker::verdict::reported);
@@ -333,7 +333,7 @@ TEST_CASE("captures end: nothing is a breaker after the end, unless the end came
 
 TEST_CASE("with no capture under way nothing is a capture breaker") {
   fixture f;
-  for (std::string_view api : {"cuCtxSynchronize", "cuStreamSynchronize", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpy"})
+  for (const char* api : {"cuCtxSynchronize", "cuStreamSynchronize", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpy"})
     CHECK(f.check.on_call(no_stream_call(api)) == checker::verdict::fine);
   CHECK(f.check.on_call(call("cuLaunchKernel", 0)) == checker::verdict::fine);
   CHECK(f.check.reports().empty());
@@ -440,7 +440,7 @@ call_event made(std::uintptr_t stream, bool blocking, bool library_stream = fals
   return e;
 }
 
-call_event on_event(std::string_view api, std::uintptr_t stream, std::uintptr_t event) {
+call_event on_event(const char* api, std::uintptr_t stream, std::uintptr_t event) {
   call_event e = call(api, stream);
   e.object = event;
   return e;
@@ -480,7 +480,7 @@ TEST_CASE("order: the host's synchronization orders what it queues next") {
   f.process.current[0] = side;
   f.check.on_call(made(side, false));
   f.check.on_call(made(other, false));
-  for (std::string_view sync : {"cuStreamSynchronize", "cuCtxSynchronize"}) {
+  for (const char* sync : {"cuStreamSynchronize", "cuCtxSynchronize"}) {
     CAPTURE(sync);
     CHECK(f.check.on_call(call("cuLaunchKernel", side)) == checker::verdict::fine);
     // Judged before it runs (a capture breaker or not), it orders only once it returned.
