@@ -165,9 +165,6 @@ inline bool nothing_named(const provider_list& list) noexcept {
   return mine.innermost_scope == nullptr && mine.named == 0;
 }
 
-} // namespace
-
-namespace {
 /// current_on's body, inlined into current_stream(device, std::nothrow) too.
 [[gnu::always_inline]] inline bool answer_on(int device, void*& stream) noexcept {
   const provider_list& list = listed(/*throttled=*/true);
@@ -176,6 +173,7 @@ namespace {
   stream = current_handle(list, device);
   return true;
 }
+
 } // namespace
 
 bool current_on(int device, void*& stream) noexcept { return answer_on(device, stream); }
