@@ -35,8 +35,6 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <new>
-#include <optional>
 #include <string>
 #include <string_view>
 
