@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -50,6 +51,9 @@ stream_flag_queries flag_queries;    // looked up in `driver` once it is open
 CUpti_SubscriberHandle subscriber = nullptr;
 const cupti_functions* cupti = nullptr; // set once libcupti is found
 std::mutex pausing;                     // one pause or resume at a time
+// Subscribed as when checking, every callback but a capture's returning at once: CUPTI's floor
+// under the checker's cost, timed in the checker's own process (streamlike_check_set_paused(2)).
+std::atomic<bool> idle{false};
 
 // STREAMLIKE_CHECK_RECORDS: the folder of the per-process records (process_record.hpp). Written at
 // start, at each new report and at exit; never on a call the checker finds clean.
@@ -322,6 +326,8 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API || cbid >= kind_of_cbid.size()) [[unlikely]]
     return;
   const call_kind kind = kind_of_cbid[cbid];
+  if (idle.load(std::memory_order_relaxed) && !follows_captures(kind)) [[unlikely]]
+    return;
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   const bool returned = cb->callbackSite == CUPTI_API_EXIT;
   // A capture's entry is looked at too: whether its stream is blocking can be asked only then.
@@ -596,17 +602,20 @@ extern "C" __attribute__((visibility("default"))) int streamlike_check_python_lo
   return static_cast<int>(location.size());
 }
 
-/// Pauses (1) or resumes (0) the checking of calls; captures begun and ended meanwhile are still
-/// followed, so a capture breaker after the pause is still named. Returns how many driver calls
-/// were switched, -1 where the checker is not running. What bench/tools/streamcheck_overhead.py
+/// Resumes (0) or pauses (1) the checking of calls, or keeps every call subscribed with nothing
+/// judged (2: CUPTI's floor under the checker's cost, in this process). Captures begun and ended
+/// meanwhile are still followed, so a capture breaker after the pause is still named. Returns how
+/// many driver calls are subscribed to (resumed, idle) or were switched off (paused), -1 where the
+/// checker is not running or `state` is none of these. What bench/tools/streamcheck_overhead.py
 /// toggles to time the checker within one process; also for a region a program checks apart.
-extern "C" __attribute__((visibility("default"))) int streamlike_check_set_paused(int paused) {
+extern "C" __attribute__((visibility("default"))) int streamlike_check_set_paused(int state) {
   using namespace streamlike::check;
-  if (the_checker == nullptr || subscriber == nullptr) return -1;
+  if (the_checker == nullptr || subscriber == nullptr || state < 0 || state > 2) return -1;
   const std::lock_guard lock(pausing);
-  const int switched = switch_checked_calls(paused == 0);
+  const int switched = switch_checked_calls(state != 1);
+  idle.store(state == 2, std::memory_order_relaxed);
   // What the pause kept from the checker's sight: nothing queued before is taken to be unordered.
-  if (paused == 0) the_checker->calls_went_unseen();
+  if (state == 0) the_checker->calls_went_unseen();
   return switched;
 }
 

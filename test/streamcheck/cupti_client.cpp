@@ -2,7 +2,8 @@
 // and calls InitializeInjection as the driver does, then, through the fake libcupti
 // (fake_cupti.cpp), makes the callbacks of a capture that CUDA 13.3's cuStreamBeginRecaptureToGraph
 // begins and of a cuStreamSynchronize of its stream (a capture breaker), copying the process's
-// record after each step. Prints what it saw, one "key value" per line.
+// record after each step; then the three states of streamlike_check_set_paused. Prints what it
+// saw, one "key value" per line.
 //
 // usage: cupti_client CHECKER FAKE_CUPTI [SNAPSHOT_DIR]
 #include <cupti.h>
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -65,7 +67,8 @@ int main(int argc, char** argv) {
   auto initialize = reinterpret_cast<int (*)()>(dlsym(checker, "InitializeInjection"));
   auto active = reinterpret_cast<int (*)()>(dlsym(checker, "streamlike_check_active"));
   auto last_verdict = reinterpret_cast<int (*)()>(dlsym(checker, "streamlike_check_last_verdict"));
-  if (initialize == nullptr || active == nullptr || last_verdict == nullptr) {
+  auto set_paused = reinterpret_cast<int (*)(int)>(dlsym(checker, "streamlike_check_set_paused"));
+  if (initialize == nullptr || active == nullptr || last_verdict == nullptr || set_paused == nullptr) {
     std::fprintf(stderr, "%s lacks its entry points\n", argv[1]);
     return 2;
   }
@@ -100,6 +103,18 @@ int main(int argc, char** argv) {
   fire(CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture, 0, &end, nullptr);
   fire(CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture, 1, &end, &ok);
   std::printf("verdict-after-capture %d\n", synchronize(fire, stream, last_verdict));
+
+  // Paused, a sync is not subscribed to; idle, it is, and judged by nobody; resumed, judged again.
+  // A capture's calls stay subscribed in every state.
+  for (const auto& [name, state] : {std::pair{"paused", 1}, std::pair{"idle", 2}, std::pair{"resumed", 0}}) {
+    const int switched = set_paused(state);
+    std::printf("%s-switched %d\n", name, switched);
+    std::printf("%s-enabled-sync %d\n", name, enabled(CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize));
+    std::printf("%s-enabled-recapture %d\n", name, enabled(recapture_cbid));
+    std::printf("%s-verdict %d\n", name, synchronize(fire, stream, last_verdict));
+  }
+  std::printf("state-3 %d\n", set_paused(3));
+  std::printf("state-minus-1 %d\n", set_paused(-1));
   std::fflush(stdout);
   return 0;
 }

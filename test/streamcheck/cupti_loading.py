@@ -133,6 +133,18 @@ expect(seen.get("verdict-before-capture") == "0", "a sync before any capture is 
 expect(seen.get("verdict-in-recapture") == "1", "a sync of the recapturing stream is a capture breaker", r)
 expect(seen.get("verdict-repeat") == "2", "the same site again is a repeat", r)
 expect(seen.get("verdict-after-capture") == "0", "the recapture ended with cuStreamEndCapture", r)
+switched = seen.get("paused-switched", "-1")
+expect(int(switched) > 0, "a pause switches the checked calls off", r)
+expect(seen.get("idle-switched") == switched, "idle subscribes every call a pause switched off", r)
+expect(seen.get("resumed-switched") == switched, "a resume subscribes them again", r)
+for state, sync in (("paused", "0"), ("idle", "1"), ("resumed", "1")):
+    expect(seen.get(f"{state}-enabled-sync") == sync, f"{state}: cuStreamSynchronize's callback enabled {sync}", r)
+    expect(seen.get(f"{state}-enabled-recapture") == "1", f"{state}: a capture's callback stays enabled", r)
+# Paused, the sync's callback never comes; idle, it comes and nothing judges it: no verdict either way.
+expect(seen.get("paused-verdict") == "-1", "paused, a sync is not judged", r)
+expect(seen.get("idle-verdict") == "-1", "idle, a sync is not judged", r)
+expect(seen.get("resumed-verdict") == "0", "resumed, a sync is judged again", r)
+expect(seen.get("state-3") == "-1" and seen.get("state-minus-1") == "-1", "a state other than 0, 1, 2 is refused", r)
 expect(
     "streamcheck: capture breaker: cuStreamSynchronize (stream synchronization)" in r.stderr
     and "\n  fix: move it out of the capture (after cudaStreamEndCapture)" in r.stderr,
