@@ -34,13 +34,14 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   return 1;
 }
 
-/// As the checker's: 1 pauses, 0 resumes; how many calls were switched, -1 when not subscribed.
-extern "C" __attribute__((visibility("default"))) int streamlike_check_set_paused(int paused) {
-  if (subscriber == nullptr) return -1;
+/// As the checker's: 1 pauses, 0 resumes, 2 subscribes as 0 does (this callback always returns at
+/// once); how many calls were switched, -1 when not subscribed or for another state.
+extern "C" __attribute__((visibility("default"))) int streamlike_check_set_paused(int state) {
+  if (subscriber == nullptr || state < 0 || state > 2) return -1;
   const std::lock_guard lock(pausing);
   int switched = 0;
   for (const CUpti_CallbackId cbid : subscribed)
-    if (cuptiEnableCallback(paused == 0 ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS)
+    if (cuptiEnableCallback(state == 1 ? 0 : 1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS)
       ++switched;
   return switched;
 }

@@ -5,9 +5,12 @@
 // costs, with the checker on it also times the loop with the checker paused, in the same process:
 //   launches/10000_on_current          checked (or not, per the process's configuration)
 //   launches/10000_on_current/paused   the checker paused (streamlike_check_set_paused), and
-//   launches/10000_on_current/paused_again (control); registered only where the checker runs, as
-//   are the repeats, launches on the legacy default stream while a non-blocking stream is current,
-//   from one call site:
+//   launches/10000_on_current/paused_again (control);
+//   launches/10000_on_current/floor    every call subscribed, each callback returning at once
+//                                      (streamlike_check_set_paused(2)): CUPTI's floor, paired
+//                                      with the checked row in the same process;
+// registered only where the checker runs, as are the repeats, launches on the legacy default
+// stream while a non-blocking stream is current, from one call site:
 //   launches/10000_reported_repeats    each a repeat of a reported site (wrong stream)
 //   launches/10000_allowed_repeats     each a repeat of a site the allow-list takes (made in
 //                                      libstreamcheck_launches_allowed.so: lib:streamcheck_launches_allowed)
@@ -53,21 +56,26 @@ const streamlike::unique_stream& the_stream() {
   return s;
 }
 
-void launch_loop(benchmark::State& state, bool paused) {
+// streamlike_check_set_paused's states.
+constexpr int checking = 0;
+constexpr int paused = 1;
+constexpr int idle = 2;
+
+void launch_loop(benchmark::State& state, int checker_state) {
   const auto& s = the_stream();
   const streamlike::scoped_current_stream current{s}; // every launch checked against a set stream
   for (auto _ : state) {
     // The switch, untimed: its cost depends on the state the row before left (a real switch or
     // none), which would fall on the rows unevenly; a few launches after it settle the queue.
     state.PauseTiming();
-    if (set_paused != nullptr) set_paused(paused ? 1 : 0);
+    if (set_paused != nullptr) set_paused(checker_state);
     for (int i = 0; i < settle_launches; ++i) empty_kernel<<<1, 1, 0, s.get()>>>();
     (void)cudaStreamSynchronize(s.get());
     state.ResumeTiming();
     for (int i = 0; i < launches; ++i) empty_kernel<<<1, 1, 0, s.get()>>>();
     (void)cudaStreamSynchronize(s.get());
   }
-  if (set_paused != nullptr) set_paused(0);
+  if (set_paused != nullptr) set_paused(checking);
   state.counters["launches"] = launches;
   if (cudaGetLastError() != cudaSuccess) state.SkipWithError("a launch failed");
 }
@@ -90,15 +98,16 @@ void repeat_loop(benchmark::State& state, bool allowed) {
 }
 
 void register_rows() {
-  const auto row = [](const char* name, bool paused) {
-    benchmark::RegisterBenchmark(name, [paused](benchmark::State& state) { launch_loop(state, paused); })
+  const auto row = [](const char* name, int checker_state) {
+    benchmark::RegisterBenchmark(name, [checker_state](benchmark::State& state) { launch_loop(state, checker_state); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   };
-  row("launches/10000_on_current", false);
+  row("launches/10000_on_current", checking);
   if (set_paused == nullptr) return;
-  row("launches/10000_on_current/paused", true);
-  row("launches/10000_on_current/paused_again", true);
+  row("launches/10000_on_current/paused", paused);
+  row("launches/10000_on_current/paused_again", paused);
+  row("launches/10000_on_current/floor", idle);
   const auto repeats = [](const char* name, bool allowed) {
     benchmark::RegisterBenchmark(name, [allowed](benchmark::State& state) { repeat_loop(state, allowed); })
         ->Unit(benchmark::kMillisecond)
